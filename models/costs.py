@@ -1,0 +1,171 @@
+"""What each stage costs, as a function of the scenario and of the work asked for.
+
+``Work`` describes, per turn, the scope of work a transport asks for (how many
+items and tokens are sent, validated, rendered, classified; which fixed steps
+run).  Its fields are arrays over turns.  Flags are 0/1 for one simulated turn
+or probabilities for an expected turn; every cost below is linear in the
+fields except the parallel-safety excess, so the same function serves the
+discrete-event engine (drawn values) and the analytic engine (expected values).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from models.scenario import Scenario
+from models.stages import FIRST_TOKEN_STAGES, Stage
+
+_MS = 1e-3
+_PER_1K = 1e-3
+
+
+@dataclass(frozen=True)
+class Work:
+    """Scope of one or many turns. Token and item counts, 0/1 (or probability) flags, seconds."""
+
+    items_new: np.ndarray
+    items_sent: np.ndarray
+    tokens_sent: np.ndarray
+    http_request: np.ndarray
+    connect_http: np.ndarray
+    connect_ws: np.ndarray
+    recover: np.ndarray
+    validate_runs: np.ndarray
+    items_validated: np.ndarray
+    store_loads: np.ndarray
+    store_state_tokens: np.ndarray
+    memory_loads: np.ndarray
+    tokens_rendered: np.ndarray
+    route_full: np.ndarray
+    route_cached: np.ndarray
+    hop_runs: np.ndarray
+    safety_runs: np.ndarray
+    tokens_classified: np.ndarray
+    prompt_tokens_uncached: np.ndarray
+    output_tokens: np.ndarray
+    decode_s_per_token: np.ndarray
+    post_runs: np.ndarray
+    post_tokens: np.ndarray
+    post_blocking: np.ndarray
+    tool_s: np.ndarray
+
+    def blend(self, other: Work, weight_self: np.ndarray) -> Work:
+        """Per turn, ``weight_self`` of this work plus the rest of ``other`` (select or mix)."""
+        w = np.asarray(weight_self, dtype=float)
+        return Work(
+            **{
+                f.name: w * getattr(self, f.name) + (1 - w) * getattr(other, f.name)
+                for f in fields(self)
+            }
+        )
+
+
+@dataclass(frozen=True)
+class TurnCosts:
+    """Seconds per stage on the critical path, plus CPU spent off it, per turn."""
+
+    stage_s: dict[Stage, np.ndarray]
+    ttft_s: np.ndarray
+    api_cpu_s: np.ndarray
+    safety_cpu_s: np.ndarray
+    post_overlapped_s: np.ndarray
+    """Post-inference work done off the critical path (overlapped with the next request)."""
+
+    @property
+    def request_s(self) -> np.ndarray:
+        """From the start of the request to the end of its response (all but the tool)."""
+        return sum(s for stage, s in self.stage_s.items() if stage is not Stage.TOOL)
+
+    @property
+    def turn_s(self) -> np.ndarray:
+        return self.request_s + self.stage_s[Stage.TOOL]
+
+
+def stage_costs(scenario: Scenario, work: Work) -> TurnCosts:
+    """Durations (seconds) of every stage of every turn described by ``work``."""
+    c, n, a, s, i = (
+        scenario.client,
+        scenario.network,
+        scenario.api,
+        scenario.safety,
+        scenario.inference,
+    )
+    rtt_s = n.rtt_ms * _MS
+    half_rtt_s = rtt_s / 2
+    zeros = np.zeros_like(work.tool_s)
+
+    client_build = (c.build_fixed_ms + c.build_per_item_ms * work.items_sent) * _MS
+    handshake_s = (n.tcp_handshake_rtts + n.tls_handshake_rtts) * rtt_s + n.tls_crypto_ms * _MS
+    ws_extra_s = n.ws_upgrade_rtts * rtt_s + c.ws_handshake_ms * _MS
+    connect = work.connect_http * handshake_s + work.connect_ws * (handshake_s + ws_extra_s)
+    failed_attempt_s = (
+        rtt_s
+        + (c.build_fixed_ms + c.build_per_item_ms * work.items_new) * _MS
+        + (a.validate_fixed_ms + a.memory_state_ms) * _MS
+    )
+    recover = work.recover * failed_attempt_s
+    request_bytes = n.request_overhead_bytes + work.tokens_sent * n.bytes_per_token
+    upload = (
+        half_rtt_s
+        + request_bytes / n.uplink_bytes_per_s
+        + work.http_request * c.http_request_overhead_ms * _MS
+    )
+    validate = (
+        work.validate_runs * a.validate_fixed_ms + a.validate_per_item_ms * work.items_validated
+    ) * _MS
+    state_kb = work.store_state_tokens * a.state_bytes_per_token / 1024
+    state_load = (
+        work.store_loads * a.state_store_fixed_ms
+        + a.state_store_per_kb_ms * state_kb
+        + work.memory_loads * a.memory_state_ms
+    ) * _MS
+    render = a.render_per_1k_tokens_ms * work.tokens_rendered * _PER_1K * _MS
+    route = (work.route_full * a.route_ms + work.route_cached * a.route_cached_ms) * _MS
+    hops = work.hop_runs * a.intermediate_hops * a.hop_ms * _MS
+    prefill = work.prompt_tokens_uncached / i.prefill_tps + i.overhead_ms * _MS
+    blocking = (
+        work.safety_runs * s.blocking_fixed_ms
+        + s.blocking_per_1k_tokens_ms * work.tokens_classified * _PER_1K
+    ) * _MS
+    parallel = (
+        work.safety_runs * s.parallel_fixed_ms
+        + s.parallel_per_1k_tokens_ms * work.tokens_classified * _PER_1K
+    ) * _MS
+    safety = blocking + np.maximum(0.0, parallel - prefill)
+    decode = work.output_tokens * work.decode_s_per_token
+    post_cpu = (
+        work.post_runs * a.post_fixed_ms + a.post_per_1k_tokens_ms * work.post_tokens * _PER_1K
+    ) * _MS
+    post = work.post_blocking * post_cpu
+    download = half_rtt_s + work.output_tokens * n.bytes_per_token / n.downlink_bytes_per_s
+
+    stage_s = {
+        Stage.CLIENT_BUILD: client_build,
+        Stage.CONNECT: connect,
+        Stage.RECOVER: recover,
+        Stage.UPLOAD: upload,
+        Stage.VALIDATE: validate,
+        Stage.STATE_LOAD: state_load,
+        Stage.RENDER: render,
+        Stage.ROUTE: route,
+        Stage.HOPS: hops,
+        Stage.SAFETY: safety,
+        Stage.QUEUE: zeros,
+        Stage.PREFILL: prefill,
+        Stage.DECODE: decode,
+        Stage.POST: post,
+        Stage.DOWNLOAD: download,
+        Stage.TOOL: work.tool_s,
+    }
+    ttft = sum(stage_s[stage] for stage in FIRST_TOKEN_STAGES) + half_rtt_s
+    failed_api_s = work.recover * (a.validate_fixed_ms + a.memory_state_ms) * _MS
+    api_cpu = validate + state_load + render + route + post_cpu + failed_api_s
+    return TurnCosts(
+        stage_s=stage_s,
+        ttft_s=ttft,
+        api_cpu_s=api_cpu,
+        safety_cpu_s=blocking + parallel,
+        post_overlapped_s=post_cpu - post,
+    )

@@ -1,0 +1,43 @@
+"""Hardware profiles as data: an explicit registry loaded from hardware.toml."""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from importlib.resources import files
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from models.distributions import Distribution
+
+
+class HardwareProfile(BaseModel):
+    """Prefill rate, decode rate (a distribution) and fixed overhead of one request."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    prefill_tps: float = Field(gt=0, description="prompt tokens per second")
+    decode_tps: Distribution = Field(description="output tokens per second, drawn per turn")
+    overhead_ms: float = Field(ge=0, description="fixed inference overhead per request")
+
+
+class HardwareEntry(HardwareProfile):
+    """A registry entry: the profile plus what it stands for and where it comes from."""
+
+    description: str
+    source: str
+
+    def profile(self) -> HardwareProfile:
+        return HardwareProfile(**self.model_dump(include=set(HardwareProfile.model_fields)))
+
+
+@cache
+def hardware_registry() -> dict[str, HardwareEntry]:
+    """Name -> documented profile, from the packaged hardware.toml."""
+    raw = tomllib.loads(files("models").joinpath("hardware.toml").read_text())
+    return {name: HardwareEntry(**table) for name, table in raw.items()}
+
+
+def hardware_profiles() -> dict[str, HardwareProfile]:
+    """Name -> profile fields only (what a scenario's inference section inherits)."""
+    return {name: entry.profile() for name, entry in hardware_registry().items()}

@@ -1,0 +1,122 @@
+"""Load scenarios from presets or TOML files, apply ``--set`` overrides, validate.
+
+A scenario file may say ``extends = "PRESET_OR_FILE"`` and give only the fields
+it changes; tables are merged key by key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from models.errors import ScenarioError, one_line
+from models.scenario import Scenario
+
+_MAX_EXTENDS_DEPTH = 8
+
+
+def preset_names() -> list[str]:
+    """Names of the presets shipped in the package."""
+    folder = files("models.presets")
+    return sorted(
+        p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml")
+    )
+
+
+def preset_text(name: str) -> str:
+    """The TOML text of a preset, comments included."""
+    if name not in preset_names():
+        raise ScenarioError(
+            f"preset = {name!r}: unknown preset; allowed: {', '.join(preset_names())}"
+        )
+    return files("models.presets").joinpath(f"{name}.toml").read_text()
+
+
+def raw_scenario(source: str) -> dict[str, Any]:
+    """The merged (``extends`` resolved) but unvalidated table of a preset or file."""
+    return _resolve(source, depth=0)
+
+
+def load_scenario(source: str, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
+    """Load a preset name or a TOML path, apply ``PATH=VALUE`` overrides, validate."""
+    data = raw_scenario(source)
+    for assignment in overrides:
+        path, value = parse_assignment(assignment)
+        set_path(data, path, value)
+    return validate(data)
+
+
+def validate(data: dict[str, Any]) -> Scenario:
+    """Validate a scenario table, raising a one-line ScenarioError."""
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as error:
+        raise one_line(error, Scenario) from None
+
+
+def parse_assignment(assignment: str) -> tuple[str, Any]:
+    """Split ``dotted.path=value``; the value is read as a TOML value, else as a string."""
+    path, sep, text = assignment.partition("=")
+    path = path.strip()
+    if not sep or not path:
+        raise ScenarioError(f"--set {assignment!r}: expected PATH=VALUE, e.g. network.rtt_ms=40")
+    try:
+        value = tomllib.loads(f"v = {text.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = text.strip()
+    return path, value
+
+
+def set_path(data: dict[str, Any], path: str, value: Any) -> None:
+    """Set ``value`` at a dotted path in a nested table, creating no new sections."""
+    keys = path.split(".")
+    node: Any = data
+    for depth, key in enumerate(keys[:-1]):
+        child = node.get(key) if isinstance(node, dict) else None
+        if not isinstance(child, dict):
+            where = ".".join(keys[: depth + 1])
+            raise ScenarioError(f"--set {path}: {where} is not a section of the scenario")
+        node = child
+    node[keys[-1]] = value
+
+
+def _resolve(source: str, depth: int) -> dict[str, Any]:
+    if depth > _MAX_EXTENDS_DEPTH:
+        raise ScenarioError(f"extends = {source!r}: chain longer than {_MAX_EXTENDS_DEPTH}")
+    text, base_dir = _read_source(source)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ScenarioError(f"{source}: invalid TOML: {error}") from None
+    parent = data.pop("extends", None)
+    if parent is None:
+        return data
+    if not isinstance(parent, str):
+        raise ScenarioError(f"extends = {parent!r}: must be a preset name or a file path")
+    parent_source = parent
+    if parent.endswith(".toml") and base_dir is not None:
+        parent_source = str(base_dir / parent)
+    return _merge(_resolve(parent_source, depth + 1), data)
+
+
+def _read_source(source: str) -> tuple[str, Path | None]:
+    if source.endswith(".toml") or "/" in source:
+        path = Path(source)
+        if not path.is_file():
+            raise ScenarioError(f"scenario file = {source!r}: no such file")
+        return path.read_text(), path.parent
+    return preset_text(source), None
+
+
+def _merge(base: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in change.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict) and "kind" not in value:
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged

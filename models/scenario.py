@@ -1,0 +1,286 @@
+"""The scenario tree: one typed, validated, immutable description of a run.
+
+Every field carries its unit in its name, a description, an allowed range and
+(in ``json_schema_extra["source"]``) where its value comes from or which
+assumption it is.  Values live in the preset TOML files; the tree holds no
+defaults so that nothing is silently assumed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from models.distributions import Distribution
+from models.hardware import hardware_profiles
+
+
+def param(description: str, source: str, **bounds: Any) -> Any:
+    """A documented scenario field: description, allowed range and source."""
+    return Field(description=description, json_schema_extra={"source": source}, **bounds)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ToolKind(_Section):
+    """One kind of tool the agent calls, with its own time and output size."""
+
+    name: str = param("tool name, e.g. read_file", "workload description", min_length=1)
+    weight: float = param("relative frequency of this tool among calls", "assumption", gt=0)
+    time_s: Distribution = param("client-side time to run the tool", "assumption")
+    output_tokens: Distribution = param("tokens of the tool output sent back", "assumption")
+
+
+class Workload(_Section):
+    """What one rollout (one user task) asks of the system."""
+
+    tool_calls_per_rollout: Distribution = param(
+        "tool calls in a rollout; the rollout has one more request (the final answer)",
+        "FACTS: rollouts with 20 or more tool calls",
+    )
+    instructions_tokens: float = param(
+        "system prompt / instructions tokens", "assumption", ge=0, le=1e6
+    )
+    tool_definitions_tokens: float = param(
+        "tokens of the tool definitions sent with the request", "assumption", ge=0, le=1e6
+    )
+    first_message_tokens: float = param("tokens of the user's task", "assumption", ge=0, le=1e6)
+    output_tokens: Distribution = param(
+        "tokens the model emits per turn (reasoning plus the call)", "assumption"
+    )
+    output_items_per_turn: int = param(
+        "input items a turn's output adds to the history (reasoning item + function call)",
+        "Responses API item model",
+        ge=1,
+        le=100,
+    )
+    tools: tuple[ToolKind, ...] = param("the tool mix", "assumption", min_length=1)
+
+    @field_validator("tool_calls_per_rollout")
+    @classmethod
+    def _integer_calls(cls, value: Any) -> Any:
+        if not value.is_integer_valued():
+            raise ValueError("must be integer-valued: a constant or an empirical distribution")
+        return value
+
+
+class Client(_Section):
+    """The agent's client (an SDK in the agent's process)."""
+
+    build_fixed_ms: float = param("fixed cost to prepare a request", "assumption", ge=0, le=1e4)
+    build_per_item_ms: float = param(
+        "cost per input item sent (the SDK checks each against the input union)",
+        "FACTS: openai SDK 3.51.0, about 0.65 ms per item",
+        ge=0,
+        le=1e3,
+    )
+    http_request_overhead_ms: float = param(
+        "extra client cost of an HTTP JSON request over a WebSocket message",
+        "FACTS: about 0.5 ms on loopback",
+        ge=0,
+        le=1e3,
+    )
+    ws_handshake_ms: float = param(
+        "client-side cost of the WebSocket upgrade through the SDK",
+        "FACTS: about 3.6 ms on loopback",
+        ge=0,
+        le=1e4,
+    )
+    keepalive_idle_s: float = param(
+        "idle time after which the HTTP keep-alive connection is closed",
+        "FACTS: about 5 s in the SDK's pool and common servers",
+        gt=0,
+        le=3600,
+    )
+
+
+class Network(_Section):
+    """The path between the client and the API."""
+
+    rtt_ms: float = param("round-trip time client <-> API", "assumption", ge=0, le=5000)
+    uplink_bytes_per_s: float = param("client upload bandwidth", "assumption", gt=0)
+    downlink_bytes_per_s: float = param("client download bandwidth", "assumption", gt=0)
+    bytes_per_token: float = param(
+        "bytes of JSON text per token on the wire", "about 4 characters per token", gt=0, le=64
+    )
+    request_overhead_bytes: float = param(
+        "headers and envelope per request", "assumption", ge=0, le=1e6
+    )
+    tcp_handshake_rtts: float = param("round trips of the TCP handshake", "TCP", ge=0, le=10)
+    tls_handshake_rtts: float = param("round trips of the TLS handshake", "TLS 1.3", ge=0, le=10)
+    ws_upgrade_rtts: float = param(
+        "round trips of the HTTP->WebSocket upgrade", "RFC 6455", ge=0, le=10
+    )
+    tls_crypto_ms: float = param(
+        "CPU time of the TLS key exchange (both ends)", "assumption", ge=0, le=1000
+    )
+
+
+class Api(_Section):
+    """The API service's own work before and after inference."""
+
+    validate_fixed_ms: float = param("request validation, fixed", "assumption", ge=0, le=1e4)
+    validate_per_item_ms: float = param(
+        "request validation per input item processed", "assumption", ge=0, le=1e3
+    )
+    state_store_fixed_ms: float = param(
+        "loading previous state from persistent storage, fixed", "assumption", ge=0, le=1e4
+    )
+    state_store_per_kb_ms: float = param(
+        "loading previous state from persistent storage, per KB", "assumption", ge=0, le=1e3
+    )
+    state_bytes_per_token: float = param(
+        "bytes of stored conversation state per token", "assumption", gt=0, le=1e3
+    )
+    memory_state_ms: float = param(
+        "loading previous state from the connection's in-memory cache",
+        "assumption",
+        ge=0,
+        le=1e3,
+    )
+    render_per_1k_tokens_ms: float = param(
+        "rendering and tokenizing the context, per 1k tokens", "assumption", ge=0, le=1e4
+    )
+    render_cache_hit_prob: float = param(
+        "probability an HTTP request lands where its in-memory render cache is "
+        "(0 = no render cache, as before the first sprint)",
+        "assumption",
+        ge=0,
+        le=1,
+    )
+    route_ms: float = param(
+        "model resolution, configuration and routing without a config cache",
+        "assumption",
+        ge=0,
+        le=1e4,
+    )
+    config_cache: bool = param(
+        "in-memory cache of model configuration (the first sprint)", "FACTS: first sprint"
+    )
+    route_cached_ms: float = param(
+        "routing with the configuration cached", "assumption", ge=0, le=1e4
+    )
+    intermediate_hops: int = param(
+        "calls to intermediate services (0 after the first sprint)",
+        "FACTS: first sprint removed them",
+        ge=0,
+        le=20,
+    )
+    hop_ms: float = param("time of one intermediate-service call", "assumption", ge=0, le=1e4)
+    post_fixed_ms: float = param(
+        "post-inference work (billing, logging, persisting), fixed", "assumption", ge=0, le=1e4
+    )
+    post_per_1k_tokens_ms: float = param(
+        "post-inference work per 1k output tokens", "assumption", ge=0, le=1e4
+    )
+
+    @model_validator(mode="after")
+    def _cached_route_not_slower(self) -> Api:
+        if self.route_cached_ms > self.route_ms:
+            raise ValueError(
+                f"api.route_cached_ms ({self.route_cached_ms}) must be <= "
+                f"api.route_ms ({self.route_ms})"
+            )
+        return self
+
+
+class Safety(_Section):
+    """Safety classifiers over the input."""
+
+    blocking_fixed_ms: float = param(
+        "classifiers that must finish before inference, fixed", "assumption", ge=0, le=1e4
+    )
+    blocking_per_1k_tokens_ms: float = param(
+        "blocking classifiers per 1k tokens classified", "assumption", ge=0, le=1e4
+    )
+    parallel_fixed_ms: float = param(
+        "classifiers that run alongside prefill, fixed (only the excess delays)",
+        "assumption",
+        ge=0,
+        le=1e4,
+    )
+    parallel_per_1k_tokens_ms: float = param(
+        "parallel classifiers per 1k tokens classified", "assumption", ge=0, le=1e4
+    )
+
+
+class Inference(_Section):
+    """The accelerators serving the model; rates default to the hardware profile."""
+
+    hardware: str = param("hardware profile name (see `models/hardware.toml`)", "registry")
+    prefill_tps: float = param("prompt tokens processed per second", "hardware profile", gt=0)
+    decode_tps: Distribution = param(
+        "output tokens per second, drawn per turn (bursts)", "hardware profile"
+    )
+    overhead_ms: float = param(
+        "fixed inference overhead per request (scheduling, first kernel launches)",
+        "hardware profile",
+        ge=0,
+        le=1e4,
+    )
+    prefix_cache_hit_fraction: float = param(
+        "fraction of the prior context whose KV cache is reused (same for every transport)",
+        "assumption",
+        ge=0,
+        le=1,
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_from_profile(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or "hardware" not in data:
+            return data
+        profiles = hardware_profiles()
+        name = data["hardware"]
+        if name not in profiles:
+            allowed = ", ".join(sorted(profiles))
+            raise ValueError(f"unknown hardware profile {name!r}; allowed: {allowed}")
+        return {**profiles[name].model_dump(), **data}
+
+    @field_validator("decode_tps")
+    @classmethod
+    def _finite_time_per_token(cls, value: Any) -> Any:
+        if not math.isfinite(value.mean_reciprocal()) or value.mean_reciprocal() <= 0:
+            raise ValueError(
+                "must stay away from zero (E[1/rate] finite): use constant > 0, "
+                "lognormal, uniform with low > 0, or a mixture of those"
+            )
+        return value
+
+
+class Connection(_Section):
+    """The WebSocket connection and the server's storage contract."""
+
+    ws_lifetime_s: float = param(
+        "a WebSocket connection lives at most this long, then the client reconnects",
+        "FACTS: 60 minutes",
+        gt=0,
+        le=86400,
+    )
+    ws_drops_per_hour: float = param(
+        "rate of unplanned connection drops (a Poisson process)", "assumption", ge=0, le=3600
+    )
+    store: bool = param(
+        "store=true: lost cache state is reloaded from storage; store=false: the "
+        "continuation fails with previous_response_not_found and the client resends all",
+        "FACTS: server contract",
+    )
+
+
+class Scenario(_Section):
+    """A complete, validated scenario."""
+
+    name: str = param("scenario name", "preset file", min_length=1)
+    description: str = param("one-line description", "preset file")
+    seed: int = param("root random seed", "user choice", ge=0, le=2**63 - 1)
+    workload: Workload
+    client: Client
+    network: Network
+    api: Api
+    safety: Safety
+    inference: Inference
+    connection: Connection

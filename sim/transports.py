@@ -1,0 +1,159 @@
+"""Transports as flows: the scope of work each asks for, per turn.
+
+Each transport gives two variants of every turn: ``cold`` (a new connection:
+turn 0, an expired keep-alive, a rotated or dropped WebSocket, so no
+connection cache) and ``warm`` (a live connection).  The engine decides which
+one a turn is; the analytic engine mixes them by probability.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+import numpy as np
+
+from models.costs import Work
+from models.scenario import Scenario
+from sim.turns import Turns
+
+
+class Transport(StrEnum):
+    """How the client talks to the API."""
+
+    HTTP = "http"
+    HTTP_FULL = "http-full"
+    WS = "ws"
+    WS_APPEND = "ws-append"
+
+    @property
+    def description(self) -> str:
+        return _DESCRIPTIONS[self]
+
+    @property
+    def is_websocket(self) -> bool:
+        return self in (Transport.WS, Transport.WS_APPEND)
+
+
+_DESCRIPTIONS = {
+    Transport.HTTP: "per-request HTTP with previous_response_id (server rebuilds state)",
+    Transport.HTTP_FULL: "per-request HTTP resending the whole history (no stored state)",
+    Transport.WS: "WebSocket mode with the connection-scoped cache",
+    Transport.WS_APPEND: "one long-running response per rollout (the minimal-overhead bound)",
+}
+
+
+def turn_work(scenario: Scenario, transport: Transport, turns: Turns) -> tuple[Work, Work]:
+    """(cold, warm) work of every turn under ``transport``."""
+    full = _full_rebuild(scenario, turns, resend=transport is Transport.HTTP_FULL)
+    if transport is Transport.HTTP or transport is Transport.HTTP_FULL:
+        return _with(full, connect_http=1.0), full
+    cold = _after_cache_loss(scenario, turns)
+    append = transport is Transport.WS_APPEND
+    if append:
+        cold = _with(cold, post_runs=turns.is_last)
+    return cold, _cached(scenario, turns, append=append)
+
+
+def _full_rebuild(scenario: Scenario, turns: Turns, resend: bool) -> Work:
+    """An HTTP turn: the server loads, validates, renders and classifies the whole history."""
+    ones = np.ones(turns.count)
+    zeros = np.zeros(turns.count)
+    continuing = (turns.turn_index > 0).astype(float)
+    hit = turns.render_hit
+    rendered = hit * turns.new_tokens + (1 - hit) * (turns.fixed_tokens + turns.context_tokens)
+    config_cache = float(scenario.api.config_cache)
+    stored = 0.0 if resend else 1.0
+    return Work(
+        items_new=turns.items_new,
+        items_sent=turns.context_items if resend else turns.items_new,
+        tokens_sent=turns.fixed_tokens + (turns.context_tokens if resend else turns.new_tokens),
+        http_request=ones,
+        connect_http=zeros,
+        connect_ws=zeros,
+        recover=zeros,
+        validate_runs=ones,
+        items_validated=turns.context_items,
+        store_loads=stored * continuing,
+        store_state_tokens=stored * continuing * turns.prior_tokens,
+        memory_loads=zeros,
+        tokens_rendered=rendered,
+        route_full=(1 - config_cache) * ones,
+        route_cached=config_cache * ones,
+        hop_runs=ones,
+        safety_runs=ones,
+        tokens_classified=turns.fixed_tokens + turns.context_tokens,
+        prompt_tokens_uncached=_uncached_prompt(scenario, turns),
+        output_tokens=turns.output_tokens,
+        decode_s_per_token=turns.decode_s_per_token,
+        post_runs=ones,
+        post_tokens=turns.output_tokens,
+        post_blocking=ones,
+        tool_s=turns.tool_s,
+    )
+
+
+def _after_cache_loss(scenario: Scenario, turns: Turns) -> Work:
+    """A WebSocket turn on a new connection: nothing cached on it yet.
+
+    Turn 0 is ordinary.  Later turns either reload state from storage
+    (store=true) or fail with previous_response_not_found and resend everything
+    (store=false).  Either way the server rebuilds the whole history once.
+    """
+    store = scenario.connection.store
+    base = _full_rebuild(scenario, turns, resend=not store)
+    continuing = (turns.turn_index > 0).astype(float)
+    return _with(
+        base,
+        tokens_rendered=turns.fixed_tokens + turns.context_tokens,
+        http_request=np.zeros(turns.count),
+        connect_ws=np.ones(turns.count),
+        recover=(0.0 if store else 1.0) * continuing,
+        post_blocking=np.zeros(turns.count),
+    )
+
+
+def _cached(scenario: Scenario, turns: Turns, append: bool) -> Work:
+    """A warm WebSocket turn: only the new input is validated, rendered and classified."""
+    zeros = np.zeros(turns.count)
+    ones = np.ones(turns.count)
+    pre_inference = zeros if append else ones
+    return Work(
+        items_new=turns.items_new,
+        items_sent=turns.items_new,
+        tokens_sent=turns.new_tokens if append else turns.fixed_tokens + turns.new_tokens,
+        http_request=zeros,
+        connect_http=zeros,
+        connect_ws=zeros,
+        recover=zeros,
+        validate_runs=pre_inference,
+        items_validated=pre_inference * turns.items_new,
+        store_loads=zeros,
+        store_state_tokens=zeros,
+        memory_loads=pre_inference,
+        tokens_rendered=turns.new_tokens,
+        route_full=zeros,
+        route_cached=zeros,
+        hop_runs=zeros,
+        safety_runs=pre_inference,
+        tokens_classified=pre_inference * turns.new_tokens,
+        prompt_tokens_uncached=_uncached_prompt(scenario, turns),
+        output_tokens=turns.output_tokens,
+        decode_s_per_token=turns.decode_s_per_token,
+        post_runs=turns.is_last if append else ones,
+        post_tokens=turns.output_tokens,
+        post_blocking=zeros,
+        tool_s=turns.tool_s,
+    )
+
+
+def _uncached_prompt(scenario: Scenario, turns: Turns) -> np.ndarray:
+    """Prompt tokens the accelerator must prefill: identical for every transport."""
+    reused = scenario.inference.prefix_cache_hit_fraction
+    return turns.new_tokens + (1 - reused) * (turns.fixed_tokens + turns.prior_tokens)
+
+
+def _with(work: Work, **changes: np.ndarray | float) -> Work:
+    base = {name: getattr(work, name) for name in work.__dataclass_fields__}
+    for name, value in changes.items():
+        base[name] = np.broadcast_to(np.asarray(value, dtype=float), work.tool_s.shape).copy()
+    return Work(**base)

@@ -1,0 +1,81 @@
+"""Per-turn inputs of a block of rollouts: drawn (DES) or expected (analytic)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Turns:
+    """Arrays over the turns of one or more rollouts, rollouts laid end to end.
+
+    ``offsets[r]:offsets[r + 1]`` are the turns of rollout ``r``.  Token counts are
+    floats (a continuous approximation); ``render_hit`` is 0/1 when drawn and a
+    probability when expected.
+    """
+
+    offsets: np.ndarray
+    turn_index: np.ndarray
+    is_last: np.ndarray
+    fixed_tokens: float
+    new_tokens: np.ndarray
+    prior_tokens: np.ndarray
+    items_new: np.ndarray
+    context_items: np.ndarray
+    output_tokens: np.ndarray
+    decode_s_per_token: np.ndarray
+    tool_s: np.ndarray
+    render_hit: np.ndarray
+
+    @property
+    def count(self) -> int:
+        return int(self.turn_index.size)
+
+    @property
+    def rollouts(self) -> int:
+        return int(self.offsets.size - 1)
+
+    @property
+    def context_tokens(self) -> np.ndarray:
+        """Conversation tokens of the prompt (history plus new input), without the fixed part."""
+        return self.prior_tokens + self.new_tokens
+
+
+def history(
+    calls: np.ndarray,
+    output_tokens: np.ndarray,
+    tool_output_tokens: np.ndarray,
+    first_message_tokens: float,
+    output_items_per_turn: int,
+) -> dict[str, np.ndarray]:
+    """Context growth of rollouts laid end to end; ``calls[r]`` tool calls give calls+1 turns."""
+    turns_per_rollout = calls.astype(np.int64) + 1
+    offsets = np.concatenate([[0], np.cumsum(turns_per_rollout)])
+    starts = np.repeat(offsets[:-1], turns_per_rollout)
+    turn_index = np.arange(offsets[-1]) - starts
+    is_last = np.zeros(offsets[-1])
+    is_last[offsets[1:] - 1] = 1.0
+    added = output_tokens + tool_output_tokens
+    cumulative = np.cumsum(added)
+    before = cumulative - added
+    added_before_turn = before - before[starts]
+    new_tokens = np.where(turn_index == 0, first_message_tokens, _shift(tool_output_tokens))
+    context = first_message_tokens + added_before_turn
+    return {
+        "offsets": offsets,
+        "turn_index": turn_index.astype(float),
+        "is_last": is_last,
+        "new_tokens": new_tokens,
+        "prior_tokens": context - new_tokens,
+        "items_new": np.ones(offsets[-1]),
+        "context_items": 1.0 + turn_index * (output_items_per_turn + 1.0),
+    }
+
+
+def _shift(values: np.ndarray) -> np.ndarray:
+    """values[t - 1] at t (the previous turn's value); 0 at t = 0."""
+    out = np.zeros_like(values)
+    out[1:] = values[:-1]
+    return out
