@@ -6,6 +6,7 @@ it changes; tables are merged key by key.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from importlib.resources import files
 from pathlib import Path
@@ -72,16 +73,26 @@ def parse_assignment(assignment: str) -> tuple[str, Any]:
 
 
 def set_path(data: dict[str, Any], path: str, value: Any) -> None:
-    """Set ``value`` at a dotted path in a nested table, creating no new sections."""
-    keys = path.split(".")
+    """Set ``value`` at a dotted path (``workload.tools[0].weight``); no new sections."""
+    keys = [_key(part) for part in _INDEX.sub(r".\1", path).split(".")]
     node: Any = data
-    for depth, key in enumerate(keys[:-1]):
-        child = node.get(key) if isinstance(node, dict) else None
-        if not isinstance(child, dict):
-            where = ".".join(keys[: depth + 1])
-            raise ScenarioError(f"--set {path}: {where} is not a section of the scenario")
-        node = child
-    node[keys[-1]] = value
+    for depth, key in enumerate(keys):
+        where = ".".join(map(str, keys[: depth + 1]))
+        if isinstance(node, list) and not (isinstance(key, int) and 0 <= key < len(node)):
+            raise ScenarioError(f"--set {path}: {where}: index outside 0..{len(node) - 1}")
+        if not isinstance(node, dict | list):
+            raise ScenarioError(f"--set {path}: {where} is not inside a section of the scenario")
+        if depth == len(keys) - 1:
+            node[key] = value
+        else:
+            node = node[key] if isinstance(node, list) else node.get(key)
+
+
+_INDEX = re.compile(r"\[(\d+)\]")
+
+
+def _key(part: str) -> str | int:
+    return int(part) if part.isdigit() else part
 
 
 def _resolve(source: str, depth: int) -> dict[str, Any]:

@@ -234,12 +234,18 @@ class Inference(_Section):
     def _fill_from_profile(cls, data: Any) -> Any:
         if not isinstance(data, dict) or "hardware" not in data:
             return data
-        profiles = hardware_profiles()
-        name = data["hardware"]
-        if name not in profiles:
-            allowed = ", ".join(sorted(profiles))
-            raise ValueError(f"unknown hardware profile {name!r}; allowed: {allowed}")
-        return {**profiles[name].model_dump(), **data}
+        profile = hardware_profiles().get(data["hardware"])
+        if profile is None:
+            return data
+        return {**profile.model_dump(), **data}
+
+    @field_validator("hardware")
+    @classmethod
+    def _known_hardware(cls, value: str) -> str:
+        if value not in hardware_profiles():
+            allowed = ", ".join(sorted(hardware_profiles()))
+            raise ValueError(f"unknown hardware profile; allowed: {allowed}")
+        return value
 
     @field_validator("decode_tps")
     @classmethod

@@ -1,0 +1,200 @@
+"""The ``loopbudget`` command line: presets, show, run, compare.
+
+Bad input prints one line naming the field, the value and what is allowed,
+and exits with code 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import tomli_w
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+from rich.table import Table
+
+from models.errors import ScenarioError
+from models.hardware import hardware_registry
+from models.loading import preset_names, preset_text, raw_scenario, validate
+from sim.report import print_compare, print_run
+from sim.run import Run, execute, load, parse_engine, parse_spec
+from sim.summary import compare as compare_runs
+from sim.summary import summarize
+from sim.trace import write_trace
+from sim.transports import Transport
+
+USAGE_ERROR = 2
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="Where does the time go in an AI agent's loop? Latency budgets of HTTP vs WebSocket.",
+)
+def app() -> None:
+    pass
+
+
+def run_options(command):
+    """Options shared by run and compare."""
+    for option in reversed(
+        [
+            click.option(
+                "--rollouts",
+                "-n",
+                type=int,
+                default=500,
+                show_default=True,
+                help="rollouts to simulate",
+            ),
+            click.option(
+                "--seed", type=int, default=None, help="root seed (default: the scenario's)"
+            ),
+            click.option(
+                "--set",
+                "sets",
+                multiple=True,
+                metavar="PATH=VALUE",
+                help="override a field, e.g. network.rtt_ms=40 (TOML value); repeatable",
+            ),
+            click.option(
+                "--engine",
+                default="des",
+                show_default=True,
+                help="des (simulation) or analytic (closed form)",
+            ),
+            click.option("--json", "as_json", is_flag=True, help="print one JSON object"),
+            click.option(
+                "--trace",
+                type=click.Path(dir_okay=False, path_type=Path),
+                help="write the simulated turns as Chrome trace events (Perfetto)",
+            ),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+@app.command()
+def presets() -> None:
+    """List the presets, the hardware profiles and the transports."""
+    console = Console()
+    table = Table("preset", "description", title="presets", title_justify="left")
+    for name in preset_names():
+        table.add_row(name, validate(raw_scenario(name)).description)
+    console.print(table)
+    hardware = Table("hardware", "description", title="hardware profiles", title_justify="left")
+    for name, entry in hardware_registry().items():
+        hardware.add_row(name, entry.description)
+    console.print(hardware)
+    transports = Table("transport", "description", title="transports", title_justify="left")
+    for transport in Transport:
+        transports.add_row(transport.value, transport.description)
+    console.print(transports)
+
+
+@app.command()
+@click.argument("name")
+@click.option("--resolved", is_flag=True, help="print every field, the hardware profile filled in")
+def show(name: str, resolved: bool) -> None:
+    """Print preset NAME (or a TOML file) as TOML, ready to copy and edit."""
+    if resolved:
+        scenario = validate(raw_scenario(name))
+        click.echo(tomli_w.dumps(scenario.model_dump(mode="json", by_alias=True)))
+    else:
+        click.echo(preset_text(name), nl=False)
+
+
+@app.command()
+@click.argument("spec")
+@run_options
+def run(
+    spec: str,
+    rollouts: int,
+    seed: int | None,
+    sets: tuple[str, ...],
+    engine: str,
+    as_json: bool,
+    trace: Path | None,
+) -> None:
+    """Simulate SPEC (PRESET_OR_FILE.toml[:TRANSPORT], e.g. codex-spark:ws); print its budget."""
+    outcome = _execute(spec, rollouts, seed, sets, engine, trace is not None)
+    summary = summarize(outcome)
+    if trace is not None:
+        _write_trace(trace, {outcome.spec.text: outcome})
+    if as_json:
+        _print_json(summary)
+    else:
+        print_run(Console(), summary)
+
+
+@app.command()
+@click.argument("spec_a")
+@click.argument("spec_b")
+@run_options
+def compare(
+    spec_a: str,
+    spec_b: str,
+    rollouts: int,
+    seed: int | None,
+    sets: tuple[str, ...],
+    engine: str,
+    as_json: bool,
+    trace: Path | None,
+) -> None:
+    """Compare SPEC_A (baseline) with SPEC_B on the same workload draws."""
+    a = _execute(spec_a, rollouts, seed, sets, engine, trace is not None)
+    b = _execute(spec_b, rollouts, seed, sets, engine, trace is not None)
+    result = compare_runs(a, b)
+    if trace is not None:
+        _write_trace(trace, {f"a: {a.spec.text}": a, f"b: {b.spec.text}": b})
+    if as_json:
+        _print_json(result)
+    else:
+        print_compare(Console(), result)
+
+
+def _execute(
+    spec_text: str,
+    rollouts: int,
+    seed: int | None,
+    sets: tuple[str, ...],
+    engine_name: str,
+    keep_turns: bool,
+) -> Run:
+    spec = parse_spec(spec_text)
+    engine = parse_engine(engine_name)
+    scenario = load(spec, sets, seed)
+    if keep_turns and engine.value == "analytic":
+        raise ScenarioError("--trace: needs --engine des (the analytic engine has no turns)")
+    if not sys.stderr.isatty() or engine.value == "analytic":
+        return execute(spec, scenario, engine, rollouts, keep_turns)
+    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(spec.text, total=rollouts)
+        return execute(spec, scenario, engine, rollouts, keep_turns, lambda n: bar.advance(task, n))
+
+
+def _write_trace(path: Path, runs: dict[str, Run]) -> None:
+    write_trace(path, {label: r.records.turn_records for label, r in runs.items()})
+
+
+def _print_json(payload: dict[str, Any]) -> None:
+    click.echo(json.dumps(payload, indent=2))
+
+
+def main() -> None:
+    """Entry point: run the app, turning bad input into one line and exit code 2."""
+    try:
+        app.main(standalone_mode=False)
+    except ScenarioError as error:
+        click.echo(f"error: {error}", err=True)
+        sys.exit(USAGE_ERROR)
+    except click.UsageError as error:
+        click.echo(f"error: {error.format_message()}", err=True)
+        sys.exit(USAGE_ERROR)
+    except click.exceptions.Abort:
+        sys.exit(130)

@@ -1,0 +1,85 @@
+"""One run: a spec (scenario and transport), an engine, and what it produced."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from models.errors import ScenarioError
+from models.loading import load_scenario
+from models.scenario import Scenario
+from sim.analytic import Expectation, expect
+from sim.des import Progress, simulate
+from sim.records import RolloutRecords
+from sim.transports import Transport
+
+
+class Engine(StrEnum):
+    """How a run is evaluated."""
+
+    DES = "des"
+    ANALYTIC = "analytic"
+
+
+@dataclass(frozen=True)
+class Spec:
+    """``PRESET_OR_FILE[:TRANSPORT]`` as given on the command line."""
+
+    text: str
+    source: str
+    transport: Transport
+
+
+def parse_spec(text: str) -> Spec:
+    """Split a spec; the transport defaults to ``http``."""
+    source, sep, transport = text.rpartition(":")
+    if not sep:
+        source, transport = text, Transport.HTTP.value
+    allowed = ", ".join(t.value for t in Transport)
+    if transport not in {t.value for t in Transport}:
+        raise ScenarioError(f"transport = {transport!r} in spec {text!r}: allowed: {allowed}")
+    if not source:
+        raise ScenarioError(f"spec = {text!r}: expected PRESET_OR_FILE[:TRANSPORT]")
+    return Spec(text=text, source=source, transport=Transport(transport))
+
+
+def parse_engine(text: str) -> Engine:
+    if text not in {e.value for e in Engine}:
+        allowed = ", ".join(e.value for e in Engine)
+        raise ScenarioError(f"engine = {text!r}: allowed: {allowed}")
+    return Engine(text)
+
+
+@dataclass(frozen=True)
+class Run:
+    """The outcome of one run: DES records or analytic expectations."""
+
+    spec: Spec
+    scenario: Scenario
+    engine: Engine
+    rollouts: int
+    records: RolloutRecords | None = None
+    expectation: Expectation | None = None
+
+
+def load(spec: Spec, overrides: tuple[str, ...] = (), seed: int | None = None) -> Scenario:
+    """The validated scenario of a spec with overrides (and the seed, if given)."""
+    extra = (f"seed={seed}",) if seed is not None else ()
+    return load_scenario(spec.source, (*overrides, *extra))
+
+
+def execute(
+    spec: Spec,
+    scenario: Scenario,
+    engine: Engine,
+    rollouts: int,
+    keep_turns: bool = False,
+    progress: Progress | None = None,
+) -> Run:
+    """Evaluate one spec with the chosen engine."""
+    if rollouts < 1:
+        raise ScenarioError(f"rollouts = {rollouts}: must be an integer >= 1")
+    if engine is Engine.ANALYTIC:
+        return Run(spec, scenario, engine, rollouts, expectation=expect(scenario, spec.transport))
+    records = simulate(scenario, spec.transport, rollouts, keep_turns, progress)
+    return Run(spec, scenario, engine, rollouts, records=records)
