@@ -11,15 +11,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from models.distributions import Distribution
+from models.fields import param
+from models.fleet import Capacity, Load
 from models.hardware import hardware_profiles
-
-
-def param(description: str, source: str, **bounds: Any) -> Any:
-    """A documented scenario field: description, allowed range and source."""
-    return Field(description=description, json_schema_extra={"source": source}, **bounds)
 
 
 class _Section(BaseModel):
@@ -290,3 +287,5 @@ class Scenario(_Section):
     safety: Safety
     inference: Inference
     connection: Connection
+    load: Load
+    capacity: Capacity

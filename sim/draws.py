@@ -9,20 +9,21 @@ from sim.streams import Draw, stream
 from sim.turns import Turns, history
 
 
-def draw_turns(scenario: Scenario, block: int, rollouts: int) -> Turns:
+def draw_turns(scenario: Scenario, block: int, rollouts: int, replication: int = 0) -> Turns:
     """Random per-turn inputs of ``rollouts`` rollouts forming block ``block``."""
     w = scenario.workload
-    seed = scenario.seed
-    calls = w.tool_calls_per_rollout.sample(stream(seed, block, Draw.TOOL_CALLS), rollouts)
+
+    def rng(kind: Draw) -> np.random.Generator:
+        return stream(scenario.seed, block, kind, replication)
+
+    calls = w.tool_calls_per_rollout.sample(rng(Draw.TOOL_CALLS), rollouts)
     total = int(calls.sum()) + rollouts
-    output = w.output_tokens.sample(stream(seed, block, Draw.OUTPUT_TOKENS), total)
+    output = w.output_tokens.sample(rng(Draw.OUTPUT_TOKENS), total)
 
     weights = np.array([tool.weight for tool in w.tools])
-    kind = stream(seed, block, Draw.TOOL_KIND).choice(
-        len(w.tools), total, p=weights / weights.sum()
-    )
-    time_rng = stream(seed, block, Draw.TOOL_TIME)
-    output_rng = stream(seed, block, Draw.TOOL_OUTPUT)
+    kind = rng(Draw.TOOL_KIND).choice(len(w.tools), total, p=weights / weights.sum())
+    time_rng = rng(Draw.TOOL_TIME)
+    output_rng = rng(Draw.TOOL_OUTPUT)
     tool_s = np.empty(total)
     tool_output = np.empty(total)
     for index, tool in enumerate(w.tools):
@@ -35,9 +36,9 @@ def draw_turns(scenario: Scenario, block: int, rollouts: int) -> Turns:
     tool_output[final_turns] = 0.0
     grown = history(calls, output, tool_output, w.first_message_tokens, w.output_items_per_turn)
 
-    rate = scenario.inference.decode_tps.sample(stream(seed, block, Draw.DECODE_RATE), total)
+    rate = scenario.inference.decode_tps.sample(rng(Draw.DECODE_RATE), total)
     hit_prob = scenario.api.render_cache_hit_prob
-    render_hit = (stream(seed, block, Draw.RENDER_CACHE).random(total) < hit_prob).astype(float)
+    render_hit = (rng(Draw.RENDER_CACHE).random(total) < hit_prob).astype(float)
     return Turns(
         **grown,
         fixed_tokens=w.instructions_tokens + w.tool_definitions_tokens,

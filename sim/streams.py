@@ -27,10 +27,14 @@ class Draw(IntEnum):
     DECODE_RATE = 5
     RENDER_CACHE = 6
     CONNECTION_FAULTS = 7
+    ARRIVALS = 8
 
 
-def stream(seed: int, block: int, kind: Draw) -> np.random.Generator:
-    """The generator for one kind of draw in one block of rollouts."""
-    return np.random.Generator(
-        np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(block, kind)))
-    )
+def stream(seed: int, block: int, kind: Draw, replication: int = 0) -> np.random.Generator:
+    """The generator for one kind of draw in one block of rollouts of one replication.
+
+    Replication 0 is the single-agent engine's stream, so a fleet's first
+    replication sees the same workload draws as ``loopbudget run``.
+    """
+    key = (block, kind) if replication == 0 else (block, kind, replication)
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=key)))

@@ -1,0 +1,95 @@
+"""The fleet around one scenario: how many agents load it and what capacity serves them."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from models.distributions import Distribution
+from models.fields import param
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Load(_Section):
+    """Who sends rollouts: a closed population of agents or an open stream of rollouts."""
+
+    kind: Literal["closed", "open"] = param(
+        "closed: `agents` run rollouts back to back; open: rollouts arrive as a Poisson process",
+        "queueing-model choice",
+    )
+    agents: int = param(
+        "agents in the closed population (1 = the single-agent model)",
+        "user choice",
+        ge=1,
+        le=1_000_000,
+    )
+    think_time_s: Distribution = param(
+        "pause of an agent between two rollouts (closed load)", "assumption"
+    )
+    rollouts_per_s: float = param(
+        "arrival rate of rollouts (open load)", "user choice", gt=0, le=1e6
+    )
+    start_stagger_s: float = param(
+        "agents start uniformly spread over this window so they are not in lockstep",
+        "assumption",
+        ge=0,
+        le=86400,
+    )
+    warmup_s: float = param(
+        "simulated time cut before measuring (the system fills up)",
+        "run-length choice",
+        ge=0,
+        le=86400,
+    )
+    duration_s: float = param(
+        "measured window after the warm-up", "run-length choice", gt=0, le=864000
+    )
+    replications: int = param(
+        "independent replications (confidence intervals across them)",
+        "run-length choice",
+        ge=2,
+        le=1000,
+    )
+
+
+class Capacity(_Section):
+    """Contended resources shared by every agent of the fleet."""
+
+    api_workers: int = param(
+        "API worker pool: validate, state_load, render, route and post each hold one worker",
+        "assumption",
+        ge=1,
+        le=10_000_000,
+    )
+    safety_workers: int = param(
+        "safety-classifier pool: blocking classifiers hold one worker",
+        "assumption",
+        ge=1,
+        le=10_000_000,
+    )
+    state_store_slots: int = param(
+        "concurrent reads the persistent state store serves",
+        "assumption",
+        ge=1,
+        le=10_000_000,
+    )
+    inference_replicas: int = param(
+        "model replicas serving the fleet", "assumption", ge=1, le=1_000_000
+    )
+    streams_per_replica: int = param(
+        "concurrent request streams (batch slots) per replica", "assumption", ge=1, le=4096
+    )
+    decode_slowdown_per_stream: float = param(
+        "batching curve: per-stream decode rate = rate / (1 + this x (streams on the replica - 1))",
+        "assumption: memory-bound decode where batching raises throughput sublinearly",
+        ge=0,
+        le=1,
+    )
+
+    @property
+    def inference_slots(self) -> int:
+        return self.inference_replicas * self.streams_per_replica
