@@ -1,0 +1,122 @@
+"""``--trace FILE``: Chrome trace events whose spans tile each simulated rollout."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import CliResult
+
+from models.stages import STAGES, Stage
+
+Cli = Callable[..., CliResult]
+ROLLOUTS = 4
+TOLERANCE_US = 1e-3
+"""Span edges are computed in seconds and written in microseconds: a nanosecond of slack."""
+
+
+@pytest.fixture
+def traced(cli: Cli, tmp_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(trace, compare JSON) of http vs ws on codex-spark, a few rollouts."""
+    path = tmp_path / "trace.json"
+    result = cli(
+        "compare",
+        "codex-spark:http",
+        "codex-spark:ws",
+        "-n",
+        str(ROLLOUTS),
+        "--trace",
+        str(path),
+        "--json",
+    )
+    assert result.exit_code == 0, result.stderr
+    return json.loads(path.read_text()), json.loads(result.stdout)
+
+
+def spans(trace: dict[str, Any]) -> list[dict[str, Any]]:
+    return [event for event in trace["traceEvents"] if event["ph"] == "X"]
+
+
+def critical_path(trace: dict[str, Any]) -> dict[int, list[dict[str, Any]]]:
+    """Per process (one rollout), its spans on the critical path in time order."""
+    by_rollout: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for span in spans(trace):
+        if not span["args"].get("overlapped"):
+            by_rollout[span["pid"]].append(span)
+    return {pid: sorted(rows, key=lambda s: s["ts"]) for pid, rows in by_rollout.items()}
+
+
+def test_trace_is_chrome_trace_json(traced: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    trace, _ = traced
+    assert isinstance(trace["traceEvents"], list)
+    assert spans(trace)
+    stage_names = {stage.value for stage in STAGES}
+    for span in spans(trace):
+        assert span["name"] in stage_names
+        assert span["dur"] >= 0
+        assert span["ts"] >= -TOLERANCE_US
+        assert {"pid", "tid", "ts", "dur", "args"} <= set(span)
+
+
+def test_one_thread_per_stage_in_every_process(
+    traced: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    trace, _ = traced
+    threads: dict[int, dict[int, str]] = defaultdict(dict)
+    for event in trace["traceEvents"]:
+        if event["ph"] == "M" and event["name"] == "thread_name":
+            threads[event["pid"]][event["tid"]] = event["args"]["name"]
+    assert len(threads) == 2 * ROLLOUTS, "both sides, each rollout its own process"
+    for names in threads.values():
+        assert sorted(names.values()) == sorted(stage.value for stage in STAGES)
+    for span in spans(trace):
+        assert threads[span["pid"]][span["tid"]] == span["name"]
+
+
+def test_spans_tile_each_rollout_and_end_at_its_end_to_end_time(
+    traced: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    trace, summary = traced
+    ends_s: dict[str, list[float]] = {"a": [], "b": []}
+    for pid, path in critical_path(trace).items():
+        assert path[0]["ts"] == pytest.approx(0.0, abs=TOLERANCE_US)
+        for before, after in pairwise(path):
+            assert after["ts"] == pytest.approx(before["ts"] + before["dur"], abs=TOLERANCE_US)
+        side = "a" if pid < 1_000_000 else "b"
+        ends_s[side].append((path[-1]["ts"] + path[-1]["dur"]) / 1e6)
+    for side in ("a", "b"):
+        mean_end_s = sum(ends_s[side]) / ROLLOUTS
+        assert mean_end_s == pytest.approx(summary[side]["e2e_s"]["mean"], rel=1e-9)
+
+
+def test_each_turn_runs_its_stages_in_order(
+    traced: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    trace, _ = traced
+    order = {stage.value: index for index, stage in enumerate(STAGES)}
+    for path in critical_path(trace).values():
+        by_turn: dict[int, list[int]] = defaultdict(list)
+        for span in path:
+            by_turn[span["args"]["turn"]].append(order[span["name"]])
+        assert list(by_turn) == sorted(by_turn), "turns follow each other"
+        for stages in by_turn.values():
+            assert stages == sorted(stages)
+
+
+def test_overlapped_post_work_is_drawn_off_the_critical_path(
+    traced: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    trace, _ = traced
+    overlapped = [s for s in spans(trace) if s["args"].get("overlapped")]
+    assert overlapped, "WebSocket post-inference work is overlapped"
+    assert all(s["name"] == Stage.POST.value for s in overlapped)
+    assert all(s["pid"] >= 1_000_000 for s in overlapped), "only side b (ws) overlaps"
+    blocking_post = [
+        s for s in spans(trace) if s["name"] == Stage.POST.value and not s["args"].get("overlapped")
+    ]
+    assert blocking_post and all(s["pid"] < 1_000_000 for s in blocking_post)
