@@ -1,0 +1,187 @@
+"""The dashboard's figures (Vega-Lite through Altair), sized to be read on a projector.
+
+Stage colours, order and labels come from ``models.stages.Stage``, as in the
+command-line tables and the trace export.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import pandas as pd
+
+from models.stages import STAGES
+from sim.dashboard_knobs import DECODE, DECODE_MARKS_TPS
+
+TRANSPORT_COLOURS = {
+    "http": "#d62728",
+    "http-full": "#9467bd",
+    "ws": "#1f77b4",
+    "ws-append": "#2ca02c",
+}
+"""One colour per transport, for the curves (stages keep their own palette)."""
+
+MARK_LABELS = {65.0: "GPT-5 class", 1000.0: "Codex-Spark", 4000.0: "bursts"}
+"""What each published decode speed stands for."""
+
+_FONT_PX = 16
+_BAR_PX = 56
+
+
+def budget_chart(frame: pd.DataFrame) -> alt.LayerChart:
+    """Stacked bars of the critical path per transport; segments labelled with their share."""
+    order = list(dict.fromkeys(frame["transport"]))
+    y = alt.Y("transport:N", sort=order, title=None)
+    base = alt.Chart(frame)
+    bars = base.mark_bar(stroke="white", strokeWidth=0.5).encode(
+        x=alt.X("start_s:Q", title="seconds per rollout on the critical path"),
+        x2="end_s:Q",
+        y=y,
+        color=_stage_colour(frame),
+        tooltip=[
+            alt.Tooltip("transport:N"),
+            alt.Tooltip("stage_label:N", title="stage"),
+            alt.Tooltip("seconds:Q", format=".3f", title="s / rollout"),
+            alt.Tooltip("share:Q", format=".1%"),
+        ],
+    )
+    shares = (
+        base.transform_filter(alt.datum.share >= 0.06)
+        .transform_calculate(mid_s="(datum.start_s + datum.end_s) / 2")
+        .mark_text(color="white", fontSize=_FONT_PX - 1, fontWeight="bold")
+        .encode(x="mid_s:Q", y=y, text=alt.Text("share:Q", format=".0%"))
+    )
+    totals = (
+        base.transform_aggregate(total_s="max(end_s)", groupby=["transport"])
+        .transform_calculate(label="format(datum.total_s, '.1f') + ' s'")
+        .mark_text(align="left", dx=6, fontSize=_FONT_PX + 2, fontWeight="bold")
+        .encode(x="total_s:Q", y=y, text="label:N")
+    )
+    chart = (bars + shares + totals).properties(height=_BAR_PX * len(order) + 20)
+    return _readable(chart)
+
+
+def rollout_chart(frame: pd.DataFrame) -> alt.Chart:
+    """A Gantt chart of one rollout per transport: every stage of every turn."""
+    rows = list(dict.fromkeys(frame["row"]))
+    chart = (
+        alt.Chart(frame)
+        .mark_bar()
+        .encode(
+            x=alt.X("start_s:Q", title="seconds since the first shown turn started"),
+            x2="end_s:Q",
+            y=alt.Y("row:N", sort=rows, title=None),
+            color=_stage_colour(frame),
+            tooltip=[
+                alt.Tooltip("row:N", title="transport"),
+                alt.Tooltip("turn:Q"),
+                alt.Tooltip("stage_label:N", title="stage"),
+                alt.Tooltip("duration_ms:Q", format=".1f", title="ms"),
+            ],
+        )
+        .properties(height=_BAR_PX * len(rows) + 20)
+        .interactive(bind_y=False)
+    )
+    return _readable(chart)
+
+
+def amdahl_chart(curve: pd.DataFrame, current: pd.DataFrame, baseline: str) -> alt.LayerChart:
+    """End-to-end reduction against decode speed (log axis); published speeds and the
+    scenario's own point marked."""
+    x_scale = alt.Scale(type="log", domain=[DECODE.low, DECODE.high])
+    x = alt.X("decode_tps:Q", scale=x_scale, title="decode speed (tokens/s, log scale)")
+    y = alt.Y(
+        "e2e_reduction:Q",
+        axis=alt.Axis(format="%"),
+        title=f"end-to-end time saved vs {baseline}",
+        scale=alt.Scale(domainMin=0),
+    )
+    colour = _transport_colour(curve["transport"])
+    lines = alt.Chart(curve).mark_line(strokeWidth=3).encode(x=x, y=y, color=colour)
+    marks = pd.DataFrame(
+        {"decode_tps": list(DECODE_MARKS_TPS), "label": [_mark_label(v) for v in DECODE_MARKS_TPS]}
+    )
+    rules = alt.Chart(marks).mark_rule(strokeDash=[6, 4], color="#666").encode(x=x)
+    rule_text = (
+        alt.Chart(marks)
+        .mark_text(align="left", dx=4, dy=-8, fontSize=_FONT_PX - 2, color="#444")
+        .encode(x=x, y=alt.value(10), text="label:N")
+    )
+    dot = (
+        alt.Chart(current)
+        .mark_point(size=320, filled=True, stroke="black", strokeWidth=2)
+        .encode(x=x, y=y, color=colour, tooltip=_percent_tooltip())
+    )
+    dot_text = (
+        alt.Chart(current)
+        .transform_calculate(label="format(datum.e2e_reduction, '.0%') + ' (this scenario)'")
+        .mark_text(align="left", dx=14, dy=14, fontSize=_FONT_PX, fontWeight="bold")
+        .encode(x=x, y=y, text="label:N")
+    )
+    chart = (rules + rule_text + lines + dot + dot_text).properties(height=420)
+    return _readable(chart)
+
+
+def scaling_chart(frame: pd.DataFrame, tool_calls: float) -> alt.HConcatChart:
+    """API work and end-to-end time against tool calls per rollout, one line per transport."""
+    colour = _transport_colour(frame["transport"])
+    x = alt.X("tool_calls:Q", title="tool calls per rollout")
+    here = pd.DataFrame({"tool_calls": [tool_calls]})
+
+    def panel(field: str, title: str) -> alt.LayerChart:
+        lines = (
+            alt.Chart(frame)
+            .mark_line(point=True, strokeWidth=3)
+            .encode(
+                x=x,
+                y=alt.Y(f"{field}:Q", title=title),
+                color=colour,
+                tooltip=["transport:N", "tool_calls:Q", alt.Tooltip(f"{field}:Q", format=".2f")],
+            )
+        )
+        rule = alt.Chart(here).mark_rule(strokeDash=[6, 4], color="#666").encode(x=x)
+        return (rule + lines).properties(height=380)
+
+    chart = alt.hconcat(
+        panel("api_cpu_s", "API work per rollout (s)"),
+        panel("e2e_s", "end-to-end time per rollout (s)"),
+    )
+    return _readable(chart)
+
+
+def _stage_colour(frame: pd.DataFrame) -> alt.Color:
+    present = set(frame["stage"])
+    stages = [stage for stage in STAGES if stage.value in present]
+    scale = alt.Scale(
+        domain=[stage.label for stage in stages], range=[stage.colour for stage in stages]
+    )
+    legend = alt.Legend(title=None, orient="bottom", columns=4, symbolSize=220)
+    return alt.Color("stage_label:N", scale=scale, legend=legend, sort=None)
+
+
+def _transport_colour(transports: Sequence[str]) -> alt.Color:
+    names = list(dict.fromkeys(transports))
+    scale = alt.Scale(domain=names, range=[TRANSPORT_COLOURS[name] for name in names])
+    return alt.Color("transport:N", scale=scale, legend=alt.Legend(title="transport"))
+
+
+def _percent_tooltip() -> list[alt.Tooltip]:
+    return [
+        alt.Tooltip("transport:N"),
+        alt.Tooltip("decode_tps:Q", format=",.0f", title="tokens/s"),
+        alt.Tooltip("e2e_reduction:Q", format=".1%", title="saved"),
+    ]
+
+
+def _mark_label(tps: float) -> str:
+    return f"{tps:,.0f}: {MARK_LABELS[tps]}"
+
+
+def _readable(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
+    """Fonts big enough for the back of a room."""
+    return (
+        chart.configure_axis(labelFontSize=_FONT_PX, titleFontSize=_FONT_PX + 1)
+        .configure_legend(labelFontSize=_FONT_PX - 1, titleFontSize=_FONT_PX, labelLimit=320)
+        .configure_view(strokeWidth=0)
+    )

@@ -1,0 +1,271 @@
+"""What the dashboard's views show, as plain tables computed from the engines.
+
+Every function here is pure: a validated scenario in, summaries or a
+``pandas.DataFrame`` out.  The first transport of a selection is the baseline
+the others are compared with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from models.scenario import Scenario
+from models.stages import STAGES, Stage
+from sim.analytic import expect
+from sim.dashboard_knobs import (
+    DECODE,
+    DECODE_MARKS_TPS,
+    TOOL_CALLS,
+    with_decode_tps,
+    with_tool_calls,
+)
+from sim.metrics import Metric
+from sim.records import TurnRecords
+from sim.run import Engine, Run, Spec, execute
+from sim.summary import compare, summarize
+from sim.transports import Transport
+
+DEFAULT_TRANSPORTS = (Transport.HTTP, Transport.WS)
+
+Fraction = Callable[[float], None]
+"""Progress callback: the fraction of the work done so far, 0..1."""
+
+
+@dataclass(frozen=True)
+class AnalyticViews:
+    """Everything the analytic engine recomputes after one change of the scenario."""
+
+    results: Results
+    budget: pd.DataFrame
+    amdahl: pd.DataFrame
+    scaling: pd.DataFrame
+
+
+def analytic_views(scenario: Scenario, transports: Sequence[Transport]) -> AnalyticViews:
+    """The budget, the reductions, the Amdahl curve and the scaling curves of ``scenario``."""
+    results = evaluate(scenario, transports)
+    return AnalyticViews(
+        results=results,
+        budget=budget_frame(results),
+        amdahl=amdahl_frame(scenario, transports),
+        scaling=scaling_frame(scenario, transports),
+    )
+
+
+@dataclass(frozen=True)
+class Results:
+    """Summaries of one scenario under several transports, and their comparisons."""
+
+    engine: Engine
+    rollouts: int
+    summaries: dict[str, dict[str, Any]]
+    """Transport name -> the ``run`` summary (``sim.summary.summarize``)."""
+    comparisons: dict[str, dict[str, Any]]
+    """Transport name -> ``sim.summary.compare`` of the baseline with it (not the baseline)."""
+
+    @property
+    def baseline(self) -> str:
+        return next(iter(self.summaries))
+
+
+def evaluate(
+    scenario: Scenario,
+    transports: Sequence[Transport],
+    engine: Engine = Engine.ANALYTIC,
+    rollouts: int = 1,
+    progress: Fraction | None = None,
+) -> Results:
+    """Run ``scenario`` under each transport (same seed) and compare each with the first."""
+    runs: dict[Transport, Run] = {}
+    done = 0
+    total = rollouts * len(transports)
+
+    def advance(count: int) -> None:
+        nonlocal done
+        done += count
+        if progress is not None:
+            progress(done / total)
+
+    for transport in transports:
+        spec = Spec(f"{scenario.name}:{transport}", scenario.name, transport)
+        runs[transport] = execute(spec, scenario, engine, rollouts, progress=advance)
+    baseline, *others = runs.values()
+    return Results(
+        engine=engine,
+        rollouts=rollouts,
+        summaries={t.value: summarize(run) for t, run in runs.items()},
+        comparisons={run.spec.transport.value: compare(baseline, run) for run in others},
+    )
+
+
+def budget_frame(results: Results) -> pd.DataFrame:
+    """One row per (transport, stage) on the critical path: seconds, share, and where the
+    stage's segment starts and ends in a bar stacked in stage order."""
+    rows = []
+    for transport, summary in results.summaries.items():
+        start_s = 0.0
+        for order, stage in enumerate(STAGES):
+            seconds = summary[Metric.BUDGET_S][stage]
+            if seconds > 0:
+                share = summary[Metric.BUDGET_SHARE][stage]
+                row = _stage_row(stage, order, transport=transport, seconds=seconds, share=share)
+                rows.append({**row, "start_s": start_s, "end_s": start_s + seconds})
+                start_s += seconds
+    return pd.DataFrame(rows)
+
+
+def verdict(comparison: dict[str, Any]) -> str:
+    """One sentence: how much faster the second transport is, and what dominates it."""
+    a, b = comparison["a"], comparison["b"]
+    saved = {stage: a[Metric.BUDGET_S][stage] - b[Metric.BUDGET_S][stage] for stage in STAGES}
+    biggest = max(saved, key=saved.__getitem__)
+    dominant = max(STAGES, key=lambda stage: b[Metric.BUDGET_SHARE][stage])
+    change = comparison[Metric.E2E_REDUCTION]
+    direction = "faster" if change >= 0 else "slower"
+    return (
+        f"{b['transport']} is {abs(change):.0%} {direction} end to end than {a['transport']}; "
+        f"the biggest saving is {biggest.label} ({saved[biggest]:.2f} s per rollout), "
+        f"and {dominant.label} now dominates {b['transport']} "
+        f"({b[Metric.BUDGET_SHARE][dominant]:.0%} of its time)."
+    )
+
+
+def amdahl_frame(
+    scenario: Scenario, transports: Sequence[Transport], points: int = 12
+) -> pd.DataFrame:
+    """Expected end-to-end reduction against decode speed, 30..5,000 tokens/s (log spaced).
+
+    The published speeds are among the points.  The curve does not depend on
+    the scenario's own decode speed, only on the shape of its distribution.
+    """
+    speeds = np.unique([*np.geomspace(DECODE.low, DECODE.high, points), *DECODE_MARKS_TPS])
+    baseline, *others = transports
+    rows = []
+    for speed in speeds:
+        variant = with_decode_tps(scenario, float(speed))
+        e2e_a = expect(variant, baseline).e2e_s
+        for transport in others:
+            reduction = 1.0 - expect(variant, transport).e2e_s / e2e_a
+            rows.append(
+                {
+                    "decode_tps": float(speed),
+                    "transport": transport.value,
+                    "e2e_reduction": reduction,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def amdahl_point(results: Results, decode_tps: float) -> pd.DataFrame:
+    """The scenario's own point on the Amdahl curve, per compared transport."""
+    rows = [
+        {"decode_tps": decode_tps, "transport": transport, "e2e_reduction": c[Metric.E2E_REDUCTION]}
+        for transport, c in results.comparisons.items()
+    ]
+    return pd.DataFrame(rows)
+
+
+def scaling_frame(
+    scenario: Scenario, transports: Sequence[Transport], points: int = 10
+) -> pd.DataFrame:
+    """Expected API work and end-to-end time against tool calls per rollout (1..100), per transport.
+
+    The curve does not depend on the scenario's own tool-call distribution.
+    """
+    rows = []
+    for calls in np.unique(np.geomspace(TOOL_CALLS.low, TOOL_CALLS.high, points).round()):
+        variant = with_tool_calls(scenario, int(calls))
+        for transport in transports:
+            expectation = expect(variant, transport)
+            rows.append(
+                {
+                    "tool_calls": int(calls),
+                    "transport": transport.value,
+                    "api_cpu_s": expectation.api_cpu_s,
+                    "e2e_s": expectation.e2e_s,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def growth_exponents(frame: pd.DataFrame, field: str) -> dict[str, float]:
+    """Log-log slope of ``field`` against tool calls over the last two points, per transport:
+    about 2 for work that grows with the square of the turns, 1 for linear growth."""
+    slopes = {}
+    for transport, part in frame.groupby("transport", sort=False):
+        (x0, y0), (x1, y1) = part[["tool_calls", field]].to_numpy()[-2:]
+        slopes[str(transport)] = float(np.log(y1 / y0) / np.log(x1 / x0))
+    return slopes
+
+
+def rollout_frame(
+    scenario: Scenario,
+    transports: Sequence[Transport],
+    rollout: int = 0,
+    turns: tuple[int, int] | None = None,
+) -> pd.DataFrame:
+    """The stage spans of one simulated rollout under each transport (same seed, same draws).
+
+    Times are seconds since the start of the first shown turn of ``turns``
+    (inclusive range of turn indices; all turns if None).  Post-inference work
+    done off the critical path is its own row, ``overlapped`` True.
+    """
+    rows = []
+    post = STAGES.index(Stage.POST)
+    decode = STAGES.index(Stage.DECODE)
+    for transport in transports:
+        records = simulate_one(scenario, transport, rollout)
+        first, last = turns if turns is not None else (0, int(records.turn_index.max()))
+        shown = (records.turn_index >= first) & (records.turn_index <= last)
+        if not shown.any():
+            continue
+        origin = records.start_at_s[shown].min()
+        ends = records.start_at_s[:, None] + np.cumsum(records.stage_s, axis=1) - origin
+        for row in np.flatnonzero(shown):
+            turn = int(records.turn_index[row])
+            for order, stage in enumerate(STAGES):
+                duration = records.stage_s[row, order]
+                if duration > 0:
+                    rows.append(
+                        _span(stage, order, transport.value, turn, ends[row, order], duration)
+                    )
+            overlapped = records.post_overlapped_s[row]
+            if overlapped > 0:
+                end = ends[row, decode] + overlapped
+                row_label = f"{transport.value}: off critical path"
+                rows.append(_span(Stage.POST, post, row_label, turn, end, overlapped))
+    return pd.DataFrame(rows)
+
+
+def simulate_one(scenario: Scenario, transport: Transport, rollout: int) -> TurnRecords:
+    """Per-turn records of rollout number ``rollout`` (its draws do not depend on later ones)."""
+    spec = Spec(f"{scenario.name}:{transport}", scenario.name, transport)
+    run = execute(spec, scenario, Engine.DES, rollout + 1, keep_turns=True)
+    turns = run.records.turn_records
+    mine = turns.rollout == rollout
+    return TurnRecords(
+        **{name: getattr(turns, name)[mine] for name in TurnRecords.__dataclass_fields__}
+    )
+
+
+def _stage_row(stage: Stage, order: int, **values: Any) -> dict[str, Any]:
+    return {"stage": stage.value, "stage_label": stage.label, "order": order, **values}
+
+
+def _span(
+    stage: Stage, order: int, row: str, turn: int, end_s: float, duration_s: float
+) -> dict[str, Any]:
+    return _stage_row(
+        stage,
+        order,
+        row=row,
+        turn=turn,
+        start_s=float(end_s - duration_s),
+        end_s=float(end_s),
+        duration_ms=float(duration_s * 1000),
+    )
