@@ -20,6 +20,8 @@ from rich.table import Table
 from models.errors import ScenarioError
 from models.hardware import hardware_registry
 from models.loading import preset_names, preset_text, raw_scenario, validate
+from sim.cli_load import capacity as capacity_command
+from sim.cli_load import load as load_command
 from sim.report import print_compare, print_run
 from sim.run import Run, execute, load, parse_engine, parse_spec
 from sim.summary import compare as compare_runs
@@ -155,6 +157,10 @@ def compare(
         _print_json(result)
     else:
         print_compare(Console(), result)
+
+
+app.add_command(load_command)
+app.add_command(capacity_command)
 
 
 def _execute(

@@ -5,12 +5,21 @@ from __future__ import annotations
 import numpy as np
 
 from models.scenario import Scenario
-from sim.streams import Draw, stream
+from sim.streams import BLOCK_ROLLOUTS, Draw, stream
 from sim.turns import Turns, history
 
 
 def draw_turns(scenario: Scenario, block: int, rollouts: int, replication: int = 0) -> Turns:
-    """Random per-turn inputs of ``rollouts`` rollouts forming block ``block``."""
+    """Random per-turn inputs of the first ``rollouts`` rollouts of block ``block``.
+
+    A whole block is always drawn, so a rollout's draws do not depend on how
+    many rollouts a run asks for.
+    """
+    return _draw_block(scenario, block, replication).head(rollouts)
+
+
+def _draw_block(scenario: Scenario, block: int, replication: int) -> Turns:
+    rollouts = BLOCK_ROLLOUTS
     w = scenario.workload
 
     def rng(kind: Draw) -> np.random.Generator:

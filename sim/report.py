@@ -13,6 +13,11 @@ from sim.metrics import Metric
 
 def print_run(console: Console, summary: dict[str, Any]) -> None:
     """The budget table of one run and its headline numbers."""
+    if summary.get("stable") is False:
+        console.print(
+            f"{summary['spec']}: UNSTABLE: {summary['unstable_reason']}", style="bold red"
+        )
+        return
     table = Table(title=_title(summary), title_justify="left")
     table.add_column("stage")
     table.add_column("s / rollout", justify="right")
@@ -24,11 +29,33 @@ def print_run(console: Console, summary: dict[str, Any]) -> None:
     table.add_row("end to end", f"{summary[Metric.E2E_S]['mean']:.3f}", "100.0%", style="bold")
     console.print(table)
     console.print(_headline(summary))
+    if "utilization" in summary:
+        console.print(fleet_line(summary))
+
+
+def fleet_line(summary: dict[str, Any]) -> str:
+    """Throughput and utilization per pool of a fleet run, with the CI method."""
+    busy = ", ".join(
+        f"{pool} {value['mean']:.0%}" for pool, value in summary["utilization"].items()
+    )
+    throughput = summary["throughput"]
+    return (
+        f"throughput {throughput['turns_per_s']['mean']:.1f} turns/s, "
+        f"{throughput['output_tokens_per_s']['mean']:.0f} output tokens/s; "
+        f"utilization: {busy}; CIs: {summary['ci_method']}"
+    )
 
 
 def print_compare(console: Console, result: dict[str, Any]) -> None:
     """Both budgets side by side, the reductions with their CIs, and the verdict."""
     a, b = result["a"], result["b"]
+    unstable = [s for s in (a, b) if s.get("stable") is False]
+    for summary in unstable:
+        console.print(
+            f"{summary['spec']}: UNSTABLE: {summary['unstable_reason']}", style="bold red"
+        )
+    if unstable:
+        return
     table = Table(title=f"a = {_title(a)}\nb = {_title(b)}", title_justify="left")
     table.add_column("stage")
     for side in ("a", "b"):
@@ -49,8 +76,10 @@ def print_compare(console: Console, result: dict[str, Any]) -> None:
     ea, eb = a[Metric.E2E_S]["mean"], b[Metric.E2E_S]["mean"]
     table.add_row("end to end", f"{ea:.3f}", "", f"{eb:.3f}", "", f"{eb - ea:+.3f}", style="bold")
     console.print(table)
-    console.print(f"a: {_headline(a)}")
-    console.print(f"b: {_headline(b)}")
+    for side, summary in (("a", a), ("b", b)):
+        console.print(f"{side}: {_headline(summary)}")
+        if "utilization" in summary:
+            console.print(f"{side}: {fleet_line(summary)}")
     for metric in (Metric.E2E_REDUCTION, Metric.TTFT_REDUCTION, Metric.API_CPU_REDUCTION):
         console.print(f"{metric.label}: {_percent_with_ci(result, metric)}")
     console.print(verdict(result), style="bold")

@@ -10,6 +10,8 @@ from models.loading import load_scenario
 from models.scenario import Scenario
 from sim.analytic import Expectation, expect
 from sim.des import Progress, simulate
+from sim.fleet import Replication
+from sim.fleet_summary import run_fleet
 from sim.records import RolloutRecords
 from sim.transports import Transport
 
@@ -60,6 +62,12 @@ class Run:
     rollouts: int
     records: RolloutRecords | None = None
     expectation: Expectation | None = None
+    fleet: list[Replication] | None = None
+
+
+def is_fleet(scenario: Scenario) -> bool:
+    """More than one agent, or open arrivals: contention needs the fleet engine."""
+    return scenario.load.kind == "open" or scenario.load.agents > 1
 
 
 def load(spec: Spec, overrides: tuple[str, ...] = (), seed: int | None = None) -> Scenario:
@@ -80,6 +88,13 @@ def execute(
     if rollouts < 1:
         raise ScenarioError(f"rollouts = {rollouts}: must be an integer >= 1")
     if engine is Engine.ANALYTIC:
+        if is_fleet(scenario):
+            raise ScenarioError(
+                "engine = 'analytic': it models one agent without contention; "
+                "use --engine des with load settings, or load.agents = 1"
+            )
         return Run(spec, scenario, engine, rollouts, expectation=expect(scenario, spec.transport))
+    if is_fleet(scenario):
+        return Run(spec, scenario, engine, rollouts, fleet=run_fleet(scenario, spec.transport))
     records = simulate(scenario, spec.transport, rollouts, keep_turns, progress)
     return Run(spec, scenario, engine, rollouts, records=records)

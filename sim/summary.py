@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from models.stages import STAGES
+from sim.fleet_summary import fleet_reductions, fleet_summary
 from sim.metrics import Metric
 from sim.run import Run
 from sim.stats import mean_ci95, ratio_ci95, reduction
@@ -14,6 +15,8 @@ from sim.stats import mean_ci95, ratio_ci95, reduction
 
 def summarize(run: Run) -> dict[str, Any]:
     """The ``run`` JSON object: latency statistics, the budget per stage, API work."""
+    if run.fleet is not None:
+        return fleet_summary(run.spec.text, run.scenario, run.spec.transport, run.fleet)
     head = {
         "spec": run.spec.text,
         "scenario": run.scenario.name,
@@ -55,7 +58,10 @@ def summarize(run: Run) -> dict[str, Any]:
 def compare(a: Run, b: Run) -> dict[str, Any]:
     """The ``compare`` JSON object: both runs and the reductions of b relative to a."""
     out: dict[str, Any] = {"a": summarize(a), "b": summarize(b)}
-    if a.records is not None and b.records is not None:
+    if a.fleet is not None and b.fleet is not None:
+        if out["a"]["stable"] and out["b"]["stable"]:
+            out.update(fleet_reductions(a.fleet, b.fleet))
+    elif a.records is not None and b.records is not None:
         ra, rb = a.records, b.records
         ones_a, ones_b = np.ones(ra.count), np.ones(rb.count)
         pairs = {

@@ -37,6 +37,18 @@ class Turns:
     def rollouts(self) -> int:
         return int(self.offsets.size - 1)
 
+    def head(self, rollouts: int) -> Turns:
+        """The first ``rollouts`` rollouts (draws do not depend on how many follow)."""
+        end = int(self.offsets[rollouts])
+        per_turn = {
+            name: getattr(self, name)[:end]
+            for name in self.__dataclass_fields__
+            if name not in ("offsets", "fixed_tokens")
+        }
+        return Turns(
+            **per_turn, offsets=self.offsets[: rollouts + 1], fixed_tokens=self.fixed_tokens
+        )
+
     @property
     def context_tokens(self) -> np.ndarray:
         """Conversation tokens of the prompt (history plus new input), without the fixed part."""

@@ -1,0 +1,175 @@
+"""``loopbudget load`` and ``loopbudget capacity``: the fleet under load."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from models.errors import ScenarioError
+from sim.capacity import Evaluation, parse_slo, search, with_agents
+from sim.fleet import POOLS
+from sim.fleet_summary import fleet_summary, run_fleet
+from sim.run import load as load_scenario_of
+from sim.run import parse_spec
+from sim.transports import Transport
+
+
+def parse_points(option: str, text: str, kind: type) -> list:
+    """A comma-separated list of positive numbers, e.g. ``1,10,100``."""
+    try:
+        values = [kind(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        values = []
+    if not values or any(not value > 0 for value in values):
+        what = "integers >= 1" if kind is int else "numbers > 0"
+        raise ScenarioError(f"{option} = {text!r}: expected a comma-separated list of {what}")
+    return values
+
+
+@click.command()
+@click.argument("spec")
+@click.option("--agents", help="closed load points, e.g. 1,10,100,1000")
+@click.option("--rates", help="open load points in rollouts per second, e.g. 0.5,1,2")
+@click.option("--seed", type=int, default=None, help="root seed (default: the scenario's)")
+@click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+def load(
+    spec: str,
+    agents: str | None,
+    rates: str | None,
+    seed: int | None,
+    sets: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Latency, throughput and utilization of SPEC at each load point."""
+    parsed = parse_spec(spec)
+    scenario = load_scenario_of(parsed, sets, seed)
+    if (agents is None) == (rates is None):
+        raise ScenarioError("load points: give exactly one of --agents or --rates")
+    if agents is not None:
+        points = [with_agents(scenario, n) for n in parse_points("--agents", agents, int)]
+    else:
+        points = [
+            scenario.model_copy(
+                update={
+                    "load": scenario.load.model_copy(update={"kind": "open", "rollouts_per_s": r})
+                }
+            )
+            for r in parse_points("--rates", rates, float)
+        ]
+    results = [
+        fleet_summary(spec, point, parsed.transport, run_fleet(point, parsed.transport))
+        for point in points
+    ]
+    if as_json:
+        click.echo(json.dumps({"spec": spec, "points": results}, indent=2))
+    else:
+        console = Console()
+        console.print(load_table(spec, results))
+        for note in unstable_notes(results):
+            console.print(note, style="bold red")
+
+
+def load_table(spec: str, results: list[dict[str, Any]]) -> Table:
+    """One row per load point: latency, throughput, utilization per pool."""
+    table = Table(title=f"{spec} ({results[0]['ci_method']})", title_justify="left")
+    table.add_column("load")
+    for column in ("e2e s mean/p95", "TTFT ms mean/p95/p99", "turns/s", "util " + "/".join(POOLS)):
+        table.add_column(column, justify="right")
+    for result in results:
+        load_spec = result["load"]
+        point = (
+            f"{load_spec['agents']} agents"
+            if load_spec["kind"] == "closed"
+            else f"{load_spec['rollouts_per_s']:g}/s"
+        )
+        if not result["stable"]:
+            table.add_row(point, "UNSTABLE", "-", "-", "-", style="red")
+            continue
+        e2e, ttft = result["e2e_s"], result["ttft_s"]
+        table.add_row(
+            point,
+            f"{e2e['mean']:.1f}/{e2e['p95']:.1f}",
+            f"{ttft['mean'] * 1e3:.0f}/{ttft['p95'] * 1e3:.0f}/{ttft['p99'] * 1e3:.0f}",
+            f"{result['throughput']['turns_per_s']['mean']:.1f}",
+            "/".join(f"{result['utilization'][pool]['mean']:.0%}" for pool in POOLS),
+        )
+    return table
+
+
+def unstable_notes(results: list[dict[str, Any]]) -> list[str]:
+    """Why each unstable load point is unstable (printed instead of meaningless means)."""
+    return [
+        f"UNSTABLE at {r['load']['rollouts_per_s']:g} rollouts/s: {r['unstable_reason']}"
+        for r in results
+        if not r["stable"]
+    ]
+
+
+@click.command()
+@click.argument("spec")
+@click.option(
+    "--slo",
+    "slos",
+    multiple=True,
+    required=True,
+    metavar="METRIC=SECONDS",
+    help="e.g. ttft_p95_s=1.0; repeatable",
+)
+@click.option("--max-agents", type=int, default=100_000, show_default=True)
+@click.option("--seed", type=int, default=None, help="root seed (default: the scenario's)")
+@click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+def capacity(
+    spec: str,
+    slos: tuple[str, ...],
+    max_agents: int,
+    seed: int | None,
+    sets: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Largest number of agents meeting every SLO, for http and for ws, and their ratio."""
+    objectives = [parse_slo(text) for text in slos]
+    if max_agents < 1:
+        raise ScenarioError(f"--max-agents = {max_agents}: must be an integer >= 1")
+    scenario = load_scenario_of(parse_spec(spec), sets, seed)
+    console = Console(stderr=True)
+
+    def report(evaluation: Evaluation) -> None:
+        if not as_json:
+            verdict = "meets" if evaluation.meets else "misses"
+            console.print(f"  {evaluation.agents} agents: {verdict} the SLOs")
+
+    found = {}
+    for transport in (Transport.HTTP, Transport.WS):
+        if not as_json:
+            console.print(f"searching {transport.value} ...")
+        found[transport.value] = search(
+            scenario, transport, objectives, max_agents, on_evaluation=report
+        )
+    http_agents = found["http"]["capacity_agents"]
+    ratio = found["ws"]["capacity_agents"] / http_agents if http_agents else None
+    result = {"spec": spec, "slos": list(slos), "capacity": found, "ws_over_http": ratio}
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    out = Console()
+    for name, entry in found.items():
+        bracket = entry["first_failing_agents"]
+        line = f"{name}: {entry['capacity_agents']} agents meet the SLOs"
+        if bracket is not None:
+            line += f" ({bracket} do not)"
+        for metric, value in (entry["at_capacity"] or {}).items():
+            ci = value["ci95"]
+            sure = "yes" if value["met_with_95pct_confidence"] else "no"
+            line += (
+                f"; {metric} {value['value_s']:.3f} s (95% CI {ci[0]:.3f}-{ci[1]:.3f}, "
+                f"limit {value['limit_s']:g}, met with 95% confidence: {sure})"
+            )
+        out.print(line)
+    if ratio is not None:
+        out.print(f"ws supports {ratio:.2f}x the agents of http at these SLOs", style="bold")
