@@ -4,20 +4,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import pytest
+from support import CliResult
 
 from sim.cli import main
-
-
-@dataclass(frozen=True)
-class CliResult:
-    """What one ``loopbudget`` invocation produced."""
-
-    exit_code: int
-    stdout: str
-    stderr: str
 
 
 @pytest.fixture

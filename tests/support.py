@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 
 from models.loading import load_scenario
@@ -15,3 +16,12 @@ CORE_PRESETS = ("codex-spark", "gpt5-flagship", "responses-2025")
 def scenario(source: str, *overrides: str) -> Scenario:
     """A validated scenario, loaded once per distinct (source, overrides)."""
     return load_scenario(source, overrides)
+
+
+@dataclass(frozen=True)
+class CliResult:
+    """What one ``loopbudget`` invocation produced."""
+
+    exit_code: int
+    stdout: str
+    stderr: str

@@ -9,8 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import CliResult
-from support import scenario
+from support import CliResult, scenario
 
 from models.loading import load_scenario, preset_names
 from models.stages import STAGES

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CliResult
+from support import CliResult
 
 from models.stages import STAGES, Stage
 
