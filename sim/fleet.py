@@ -75,6 +75,9 @@ class _Segments:
         self.state_load_s = s[Stage.STATE_LOAD].tolist()
         self.from_store = (work.store_loads > 0).tolist()
         self.render_route_s = (s[Stage.RENDER] + s[Stage.ROUTE]).tolist()
+        self.api_pre_s = (
+            s[Stage.VALIDATE] + s[Stage.STATE_LOAD] + s[Stage.RENDER] + s[Stage.ROUTE]
+        ).tolist()
         self.hops_s = s[Stage.HOPS].tolist()
         self.safety_s = s[Stage.SAFETY].tolist()
         self.prefill_s = s[Stage.PREFILL].tolist()
@@ -167,11 +170,11 @@ class _Fleet:
         for turn in range(block.offsets[local], block.offsets[local + 1]):
             is_cold = connection.is_cold(env.now)
             block.cold_flag[turn] = is_cold
-            yield from self.turn(block, block.cold if is_cold else block.warm, turn)
-            connection.release(env.now)
-            tool_s = block.cold.tool_s[turn]
-            if tool_s > 0:
-                yield env.timeout(tool_s)
+            segments = block.cold if is_cold else block.warm
+            response_end_s = yield from self.turn(block, segments, turn)
+            connection.release(response_end_s)
+            # The download and the tool use no pool: one timeout for both.
+            yield env.timeout(segments.download_s[turn] + segments.tool_s[turn])
         block.ended_at_s[local] = env.now
         self.in_system.change(-1)
         block.finished += 1
@@ -180,16 +183,17 @@ class _Fleet:
             self.finished_records.append(self._block_records(block))
             del self.blocks[block_index]
 
-    def turn(self, block: _Block, seg: _Segments, t: int) -> Generator[simpy.Event, Any, None]:
+    def turn(self, block: _Block, seg: _Segments, t: int) -> Generator[simpy.Event, Any, float]:
+        """One request up to its response's last byte; returns when that byte arrives."""
         env, pools, waits = self.env, self.pools, block.wait_s[t]
         yield env.timeout(seg.pre_s[t])
         request, waits[0] = yield from pools["api"].acquire()
-        yield env.timeout(seg.validate_s[t])
         if seg.from_store[t]:
+            yield env.timeout(seg.validate_s[t])
             waits[1] = yield from pools["state_store"].serve(seg.state_load_s[t])
+            yield env.timeout(seg.render_route_s[t])
         else:
-            yield env.timeout(seg.state_load_s[t])
-        yield env.timeout(seg.render_route_s[t])
+            yield env.timeout(seg.api_pre_s[t])
         pools["api"].release(request)
         if seg.hops_s[t] > 0:
             yield env.timeout(seg.hops_s[t])
@@ -210,10 +214,11 @@ class _Fleet:
             waits[0] += yield from pools["api"].serve(seg.post_s[t])
         if seg.post_overlapped_s[t] > 0:
             env.process(pools["api"].serve(seg.post_overlapped_s[t]))
-        yield env.timeout(seg.download_s[t])
-        if self.window_start_s <= env.now < self.window_end_s:
+        response_end_s = env.now + seg.download_s[t]
+        if self.window_start_s <= response_end_s < self.window_end_s:
             self.turns_completed += 1
             self.output_tokens_completed += block.turns.output_tokens[t]
+        return response_end_s
 
     def closed_agent(self) -> Generator[simpy.Event, Any, None]:
         load = self.scenario.load
