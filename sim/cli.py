@@ -26,6 +26,8 @@ from sim.report import print_compare, print_run
 from sim.run import Run, execute, load, parse_engine, parse_spec
 from sim.summary import compare as compare_runs
 from sim.summary import summarize
+from sim.sweep.commands import plot as plot_command
+from sim.sweep.commands import sweep as sweep_command
 from sim.trace import write_trace
 from sim.transports import Transport
 
@@ -161,6 +163,8 @@ def compare(
 
 app.add_command(load_command)
 app.add_command(capacity_command)
+app.add_command(sweep_command)
+app.add_command(plot_command)
 
 
 def _execute(

@@ -1,0 +1,147 @@
+"""The ``sweep`` and ``plot`` commands.
+
+Dask, pyarrow and matplotlib are imported when a command runs, not when the
+command line starts, so ``loopbudget run`` stays quick.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import click
+
+from models.errors import ScenarioError
+from models.loading import parse_assignment
+
+FAILED_POINTS = 1
+"""Exit code when the sweep finished but some points failed (bad input is 2)."""
+
+
+@click.command()
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="results directory (Parquet parts, the sweep file, a manifest)",
+)
+@click.option(
+    "--workers",
+    type=int,
+    default=None,
+    help="local Dask worker processes (default: one per core); 0 runs in this process",
+)
+@click.option(
+    "--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://host:8786"
+)
+@click.option("--resume", is_flag=True, help="run only the points missing from --out")
+def sweep(file: Path, out: Path, workers: int | None, scheduler: str | None, resume: bool) -> None:
+    """Run the parameter sweep FILE (TOML) and write its results to --out as Parquet."""
+    from sim.sweep.execute import run_sweep
+    from sim.sweep.sweepfile import load_sweep
+
+    if workers is not None and scheduler is not None:
+        raise ScenarioError("--workers and --scheduler: give one of them, not both")
+    if workers is not None and workers < 0:
+        raise ScenarioError(f"--workers = {workers}: must be >= 0")
+    loaded = load_sweep(file)
+    outcome = run_sweep(loaded, out, workers, scheduler, resume, sys.stderr.isatty())
+    shape = (
+        f"{loaded.runs // len(loaded.seeds):,} points x {len(loaded.file.transports)} "
+        f"transports x {len(loaded.seeds)} seeds"
+    )
+    click.echo(f"{loaded.file.name}: {outcome.rows:,} rows ({shape}) in {out}")
+    resumed = f", {outcome.resumed:,} already done" if outcome.resumed else ""
+    click.echo(
+        f"ran {outcome.computed:,} points in {outcome.seconds:.2f} s "
+        f"({outcome.runs_per_s:,.0f} points/s){resumed}; {outcome.failed:,} failed"
+    )
+    if outcome.failed:
+        click.echo(
+            f"{outcome.failed:,} of {outcome.runs:,} points failed; their rows carry the error, "
+            f"e.g. {outcome.first_error}",
+            err=True,
+        )
+        sys.exit(FAILED_POINTS)
+
+
+@click.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--x", "x", metavar="PATH", help="swept path on the horizontal axis")
+@click.option(
+    "--y",
+    "y",
+    metavar="METRIC",
+    help="result column, e.g. e2e_s_mean, budget_s_decode (default: e2e_reduction if present)",
+)
+@click.option("--hue", metavar="PATH", help="swept path: one line per value, or the heat map's y")
+@click.option(
+    "--kind",
+    type=click.Choice(["line", "heatmap", "tornado"]),
+    default="line",
+    show_default=True,
+    help="line: y against x with 95%% bands; heatmap: y as colour over x and hue; "
+    "tornado: one-at-a-time sensitivity",
+)
+@click.option(
+    "--transport", "transports", multiple=True, help="transports to show (default: all with y)"
+)
+@click.option(
+    "--where", "wheres", multiple=True, metavar="PATH=VALUE", help="keep rows with this value"
+)
+@click.option("--mark", "marks", multiple=True, type=float, help="mark and annotate x = VALUE")
+@click.option("--contour", "contours", multiple=True, type=float, help="heat map contour level")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="figure path without suffix; FILE.png and FILE.svg are written (default: in DIRECTORY)",
+)
+def plot(
+    directory: Path,
+    x: str | None,
+    y: str | None,
+    hue: str | None,
+    kind: str,
+    transports: tuple[str, ...],
+    wheres: tuple[str, ...],
+    marks: tuple[float, ...],
+    contours: tuple[float, ...],
+    out: Path | None,
+) -> None:
+    """Plot sweep results from DIRECTORY as PNG and SVG."""
+    from sim.sweep.plots import Results, heat_map, line_plot, save, tornado
+
+    results = Results.load(directory)
+    metric = y or default_metric(results.table.column_names)
+    where = dict(_where(text) for text in wheres)
+    if kind != "tornado" and x is None:
+        raise ScenarioError(f"--kind {kind}: needs --x PATH (swept: {', '.join(results.axes)})")
+    if kind == "line":
+        figure = line_plot(results, x, metric, hue, where, transports, marks)
+    elif kind == "heatmap":
+        if hue is None:
+            raise ScenarioError("--kind heatmap: needs --hue PATH for the vertical axis")
+        figure = heat_map(results, x, hue, metric, where, transports, contours)
+    else:
+        figure = tornado(results, metric, where, transports)
+    name = "-".join(filter(None, [kind, metric, x, hue]))
+    base = directory / re.sub(r"[^A-Za-z0-9_-]+", "_", name) if out is None else _strip(out)
+    for path in save(figure, base):
+        click.echo(str(path))
+
+
+def default_metric(columns: list[str]) -> str:
+    """The end-to-end reduction when the sweep compared transports, else the mean e2e time."""
+    return "e2e_reduction" if "e2e_reduction" in columns else "e2e_s_mean"
+
+
+def _where(text: str) -> tuple[str, object]:
+    if "=" not in text:
+        raise ScenarioError(f"--where {text!r}: expected PATH=VALUE, e.g. network.rtt_ms=30")
+    return parse_assignment(text)
+
+
+def _strip(path: Path) -> Path:
+    return path.with_suffix("") if path.suffix in (".png", ".svg") else path

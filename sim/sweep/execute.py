@@ -1,0 +1,199 @@
+"""Run a sweep: split it into chunks, evaluate them here or on Dask, write each as it finishes.
+
+``workers = 0`` evaluates the chunks in this process, in order.  Otherwise a
+``dask.distributed`` client does: on a ``LocalCluster`` of worker processes
+bound to 127.0.0.1 (one per core unless told), or on an existing scheduler
+given by its address.  Finished chunks come back to this process, which writes
+them; workers need no shared file system.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.progress import Task as ProgressTask
+from rich.text import Text
+
+from sim.sweep.design import expand
+from sim.sweep.rows import axis_kinds, error_rows
+from sim.sweep.store import ResultsDir, failures, read_results
+from sim.sweep.sweepfile import Sweep
+from sim.sweep.tasks import Context, Task, run_chunk
+
+Rows = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a sweep produced, over all its parts (resumed ones included)."""
+
+    rows: int
+    runs: int
+    failed: int
+    first_error: str | None
+    resumed: int
+    """Runs (point x seed) found finished when the sweep started."""
+    computed: int
+    seconds: float
+
+    @property
+    def runs_per_s(self) -> float:
+        return self.computed / self.seconds if self.seconds > 0 else float("nan")
+
+
+def run_sweep(
+    sweep: Sweep,
+    out: Path,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    resume: bool = False,
+    show_progress: bool = True,
+) -> Outcome:
+    """Run the chunks of ``sweep`` missing from ``out`` and return the totals."""
+    results = ResultsDir(out)
+    finished = results.open(sweep, resume)
+    context = sweep_context(sweep)
+    chunks = chunk_tasks(sweep)
+    pending = {number: tasks for number, tasks in enumerate(chunks) if number not in finished}
+    resumed = sum(len(tasks) for number, tasks in enumerate(chunks) if number in finished)
+    started = time.perf_counter()
+    with _progress(sweep, resumed, show_progress) as (bar, task):
+        for number, rows in _evaluate(context, pending, workers, scheduler):
+            results.write_part(number, rows)
+            bar.advance(task, len(pending[number]))
+    seconds = time.perf_counter() - started
+    table = read_results(out)
+    failed, first_error = failures(table)
+    return Outcome(
+        rows=table.num_rows,
+        runs=sweep.runs,
+        failed=failed,
+        first_error=first_error,
+        resumed=resumed,
+        computed=sweep.runs - resumed,
+        seconds=seconds,
+    )
+
+
+def sweep_context(sweep: Sweep) -> Context:
+    """What every task of ``sweep`` shares."""
+    file = sweep.file
+    return Context(
+        base_label=file.base,
+        base_raw=sweep.base_raw,
+        transports=file.transports,
+        baseline=sweep.baseline,
+        engine=file.engine,
+        rollouts=file.rollouts,
+        axis_kinds=axis_kinds(file),
+    )
+
+
+def chunk_tasks(sweep: Sweep) -> list[list[Task]]:
+    """The runs (point x seed) in canonical order, cut into chunks of ``points_per_part``."""
+    tasks = [
+        Task(point, seed, assignments)
+        for point, assignments in enumerate(expand(sweep.file))
+        for seed in sweep.seeds
+    ]
+    size = sweep.points_per_part
+    return [tasks[first : first + size] for first in range(0, len(tasks), size)]
+
+
+def default_workers() -> int:
+    """One worker per core this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def _evaluate(
+    context: Context, pending: dict[int, list[Task]], workers: int | None, scheduler: str | None
+) -> Iterator[tuple[int, Rows]]:
+    if scheduler is None and workers == 0:
+        for number, tasks in pending.items():
+            yield number, run_chunk(context, tasks)
+        return
+    from dask.distributed import as_completed
+
+    with _client(workers, scheduler) as client:
+        shared = client.scatter(context, broadcast=True, hash=False)
+        futures = {
+            client.submit(run_chunk, shared, tasks, pure=False): number
+            for number, tasks in pending.items()
+        }
+        for future in as_completed(futures):
+            number = futures.pop(future)
+            if future.status == "error":
+                error = future.exception()
+                rows = [
+                    row
+                    for task in pending[number]
+                    for row in error_rows(
+                        task.head(context), context.transports, context.baseline, error
+                    )
+                ]
+            else:
+                rows = future.result()
+            future.release()
+            yield number, rows
+
+
+@contextmanager
+def _client(workers: int | None, scheduler: str | None) -> Iterator[Any]:
+    from dask.distributed import Client, LocalCluster
+
+    if scheduler is not None:
+        with Client(scheduler) as client:
+            yield client
+        return
+    cluster = LocalCluster(
+        n_workers=workers or default_workers(),
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        silence_logs=logging.ERROR,
+    )
+    with cluster, Client(cluster) as client:
+        yield client
+
+
+class _RateColumn(ProgressColumn):
+    """Points per second over the recent past."""
+
+    def render(self, task: ProgressTask) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("" if speed is None else f"{speed:,.0f} points/s", style="progress.data.speed")
+
+
+@contextmanager
+def _progress(sweep: Sweep, resumed: int, enabled: bool) -> Iterator[tuple[Progress, Any]]:
+    unit = "points" if len(sweep.seeds) == 1 else "points x seeds"
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn(unit),
+        _RateColumn(),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), disable=not enabled) as bar:
+        yield bar, bar.add_task(sweep.file.name, total=sweep.runs, completed=resumed)

@@ -1,0 +1,378 @@
+"""Figures from a results directory: line plots with confidence bands, heat maps, tornados.
+
+Plots only read results.  Rows that failed are left out.  Every swept path
+that is neither on an axis nor the hue must take a single value among the
+plotted rows (fix it with ``where``), so no point is silently averaged with
+another.  Bands: with several seeds per point, a t interval of the mean over
+seeds; with one seed, the run's own 95% CI when the DES gave one; the analytic
+engine has none.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from matplotlib.figure import Figure
+from matplotlib.ticker import PercentFormatter
+from scipy import stats
+
+from models.errors import ScenarioError
+from sim.sweep.labels import is_reduction, metric_label, parameter_label, unit
+from sim.sweep.rows import ERROR, TRANSPORT
+from sim.sweep.store import MANIFEST, SWEEP_FILE, read_results
+
+BAND_ALPHA = 0.25
+
+
+@dataclass(frozen=True)
+class Results:
+    """A results table with what the plots need to know about its sweep."""
+
+    table: pa.Table
+    name: str
+    description: str
+    axes: tuple[str, ...]
+    scales: dict[str, str]
+    transports: tuple[str, ...]
+    baseline: str | None
+
+    @classmethod
+    def load(cls, path: Path | str) -> Results:
+        path = Path(path)
+        table = read_results(path)
+        manifest = json.loads((path / MANIFEST).read_text())
+        sweep = tomllib.loads((path / SWEEP_FILE).read_text())
+        return cls(
+            table=table,
+            name=manifest["name"],
+            description=sweep.get("description", ""),
+            axes=tuple(manifest["axes"]),
+            scales={a["path"]: a.get("scale", "linear") for a in sweep.get("axes", [])},
+            transports=tuple(manifest["transports"]),
+            baseline=manifest["baseline"],
+        )
+
+    def select(
+        self, metric: str, where: dict[str, Any], transports: tuple[str, ...] = ()
+    ) -> pa.Table:
+        """Successful rows with ``metric``, matching ``where``, of the chosen transports."""
+        table = self.table
+        _require_column(table, metric, "--y")
+        table = table.filter(pc.is_null(table[ERROR]))
+        for column, value in where.items():
+            _require_column(table, column, "--where")
+            table = table.filter(_equals(table[column], value))
+        chosen = transports or self.default_transports(metric)
+        unknown = sorted(set(chosen) - set(self.transports))
+        if unknown:
+            raise ScenarioError(
+                f"--transport = {unknown[0]!r}: not in this sweep; allowed: "
+                f"{', '.join(self.transports)}"
+            )
+        table = table.filter(pc.is_in(table[TRANSPORT], value_set=pa.array(list(chosen))))
+        table = table.filter(pc.is_valid(table[metric]))
+        if table.num_rows == 0:
+            raise ScenarioError(f"--y = {metric!r}: no successful rows match the selection")
+        return table
+
+    def default_transports(self, metric: str) -> tuple[str, ...]:
+        """Reductions exist for the non-baseline transports; other metrics for all."""
+        if is_reduction(metric):
+            return tuple(t for t in self.transports if t != self.baseline)
+        return self.transports
+
+    def is_log(self, path: str) -> bool:
+        return self.scales.get(path) == "log"
+
+    def check_fixed(self, table: pa.Table, shown: tuple[str | None, ...]) -> None:
+        """Every swept path not shown must take one value among ``table``'s rows."""
+        for axis in self.axes:
+            if axis in shown:
+                continue
+            values = set(table[axis].to_pylist())
+            if len(values) > 1:
+                raise ScenarioError(
+                    f"plot: {axis} takes {len(values)} values in these rows; show it with "
+                    f"--hue or fix it with --where {axis}=VALUE"
+                )
+
+
+def line_plot(
+    results: Results,
+    x: str,
+    y: str,
+    hue: str | None = None,
+    where: dict[str, Any] | None = None,
+    transports: tuple[str, ...] = (),
+    marks: tuple[float, ...] = (),
+) -> Figure:
+    """``y`` against swept path ``x``: one line per transport (and hue value), with bands."""
+    table = results.select(y, where or {}, transports)
+    _require_axis(results, x, "--x")
+    if hue is not None:
+        _require_axis(results, hue, "--hue")
+    table = table.filter(pc.is_valid(table[x]))
+    results.check_fixed(table, (x, hue))
+    figure = Figure(figsize=(7.5, 4.5), layout="constrained")
+    ax = figure.add_subplot()
+    keys = [TRANSPORT, hue] if hue else [TRANSPORT]
+    series = _groups(table, keys)
+    colours = _colours(len(series))
+    for colour, (key, rows) in zip(colours, series.items(), strict=True):
+        xs, mean, low, high = _aggregate(rows, x, y)
+        label = key[0] if hue is None else f"{key[0]}, {hue} = {_short(key[1])}"
+        ax.plot(xs, mean, color=colour, label=label, marker="o" if xs.size <= 12 else None)
+        if low is not None:
+            ax.fill_between(xs, low, high, color=colour, alpha=BAND_ALPHA, linewidth=0)
+        for mark in marks:
+            _annotate(ax, xs, mean, mark, colour, is_reduction(y), results.is_log(x))
+    for mark in marks:
+        ax.axvline(mark, color="0.4", linestyle="--", linewidth=0.8)
+    if results.is_log(x):
+        ax.set_xscale("log")
+    _label_y(ax, results, y, table)
+    ax.set_xlabel(parameter_label(x))
+    ax.set_title(_title(results), fontsize=10)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8)
+    return figure
+
+
+def heat_map(
+    results: Results,
+    x: str,
+    y_axis: str,
+    metric: str,
+    where: dict[str, Any] | None = None,
+    transports: tuple[str, ...] = (),
+    contours: tuple[float, ...] = (),
+) -> Figure:
+    """``metric`` (mean over seeds) as colour over swept paths ``x`` and ``y_axis``."""
+    table = results.select(metric, where or {}, transports)
+    _require_axis(results, x, "--x")
+    _require_axis(results, y_axis, "--hue")
+    chosen = sorted(set(table[TRANSPORT].to_pylist()))
+    if len(chosen) != 1:
+        raise ScenarioError(f"heat map: pick one transport with --transport (found {chosen})")
+    table = table.filter(pc.and_(pc.is_valid(table[x]), pc.is_valid(table[y_axis])))
+    results.check_fixed(table, (x, y_axis))
+    xs = np.unique(table[x].to_numpy(zero_copy_only=False))
+    ys = np.unique(table[y_axis].to_numpy(zero_copy_only=False))
+    total = np.zeros((ys.size, xs.size))
+    count = np.zeros((ys.size, xs.size))
+    column = np.searchsorted(xs, table[x].to_numpy(zero_copy_only=False))
+    row = np.searchsorted(ys, table[y_axis].to_numpy(zero_copy_only=False))
+    np.add.at(total, (row, column), table[metric].to_numpy(zero_copy_only=False))
+    np.add.at(count, (row, column), 1)
+    with np.errstate(invalid="ignore"):
+        grid = np.ma.masked_invalid(total / count)
+    figure = Figure(figsize=(7.5, 5), layout="constrained")
+    ax = figure.add_subplot()
+    mesh = ax.pcolormesh(
+        _edges(xs, results.is_log(x)), _edges(ys, results.is_log(y_axis)), grid, cmap="viridis"
+    )
+    bar = figure.colorbar(mesh, ax=ax)
+    bar.set_label(metric_label(metric, chosen[0], results.baseline))
+    percent = is_reduction(metric)
+    if percent:
+        bar.formatter = PercentFormatter(1.0)
+        bar.update_ticks()
+    if contours and xs.size > 1 and ys.size > 1:
+        lines = ax.contour(xs, ys, grid, levels=sorted(contours), colors="white", linewidths=1.2)
+        ax.clabel(lines, fmt=(lambda v: f"{v:.0%}") if percent else "%.3g", fontsize=8)
+    if results.is_log(x):
+        ax.set_xscale("log")
+    if results.is_log(y_axis):
+        ax.set_yscale("log")
+    ax.set_xlabel(parameter_label(x))
+    ax.set_ylabel(parameter_label(y_axis))
+    ax.set_title(_title(results), fontsize=10)
+    return figure
+
+
+def tornado(
+    results: Results,
+    metric: str,
+    where: dict[str, Any] | None = None,
+    transports: tuple[str, ...] = (),
+) -> Figure:
+    """One-at-a-time sensitivity: ``metric`` at each axis's lowest and highest value.
+
+    Needs a one-at-a-time sweep: the base point (no axis set) and points that
+    set a single axis.  Bars start at the base value; the widest is on top.
+    """
+    table = results.select(metric, where or {}, transports)
+    chosen = sorted(set(table[TRANSPORT].to_pylist()))
+    if len(chosen) != 1:
+        raise ScenarioError(f"tornado: pick one transport with --transport (found {chosen})")
+    assigned = np.zeros(table.num_rows, dtype=int)
+    for axis in results.axes:
+        assigned += pc.is_valid(table[axis]).to_numpy(zero_copy_only=False)
+    base_rows = table.filter(pa.array(assigned == 0))
+    if base_rows.num_rows == 0:
+        raise ScenarioError("tornado: no base point; run the sweep with design = 'one-at-a-time'")
+    base = float(np.mean(base_rows[metric].to_numpy(zero_copy_only=False)))
+    bars = []
+    for axis in results.axes:
+        chosen_alone = (assigned == 1) & pc.is_valid(table[axis]).to_numpy(zero_copy_only=False)
+        alone = table.filter(pa.array(chosen_alone))
+        if alone.num_rows == 0:
+            continue
+        values, mean, _, _ = _aggregate(alone, axis, metric)
+        bars.append((axis, values[0], values[-1], mean[0], mean[-1]))
+    bars.sort(key=lambda bar: abs(bar[4] - bar[3]))
+    figure = Figure(figsize=(8, 0.55 * len(bars) + 1.8), layout="constrained")
+    ax = figure.add_subplot()
+    for position, (*_, at_low, at_high) in enumerate(bars):
+        ax.barh(position, at_low - base, left=base, color="#4e79a7", height=0.6)
+        ax.barh(position, at_high - base, left=base, color="#f28e2b", height=0.6)
+    ax.set_yticks(
+        range(len(bars)),
+        [f"{a}\n{_short(lo)} → {_short(hi)} {unit(a) or ''}" for a, lo, hi, *_ in bars],
+        fontsize=8,
+    )
+    ax.axvline(base, color="black", linewidth=1)
+    percent = is_reduction(metric)
+    ax.set_xlabel(metric_label(metric, chosen[0], results.baseline))
+    if percent:
+        ax.xaxis.set_major_formatter(PercentFormatter(1.0))
+    base_text = f"{base:.1%}" if percent else f"{base:.3g}"
+    ax.set_title(f"{_title(results)}\nbase {base_text}; blue: low value, orange: high", fontsize=9)
+    return figure
+
+
+def save(figure: Figure, base: Path) -> list[Path]:
+    """Write ``base``.png and ``base``.svg; return their paths."""
+    base.parent.mkdir(parents=True, exist_ok=True)
+    paths = [base.parent / f"{base.name}.png", base.parent / f"{base.name}.svg"]
+    for path in paths:
+        figure.savefig(path, dpi=150)
+    return paths
+
+
+def _aggregate(
+    rows: pa.Table, x: str, y: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """Per distinct x: the mean of y and a 95% band (see the module docstring)."""
+    xs_all = rows[x].to_numpy(zero_copy_only=False)
+    ys_all = rows[y].to_numpy(zero_copy_only=False).astype(float)
+    xs = np.unique(xs_all)
+    index = np.searchsorted(xs, xs_all)
+    count = np.bincount(index, minlength=xs.size)
+    mean = np.bincount(index, weights=ys_all, minlength=xs.size) / count
+    if count.min() >= 2:
+        square = np.bincount(index, weights=(ys_all - mean[index]) ** 2, minlength=xs.size)
+        half = stats.t.ppf(0.975, count - 1) * np.sqrt(square / (count - 1) / count)
+        return xs, mean, mean - half, mean + half
+    low_column, high_column = _ci_columns(rows, y)
+    if low_column is None or count.max() > 1:
+        return xs, mean, None, None
+    order = np.argsort(xs_all)
+    low = rows[low_column].to_numpy(zero_copy_only=False).astype(float)[order]
+    high = rows[high_column].to_numpy(zero_copy_only=False).astype(float)[order]
+    if np.isnan(low).any() or np.isnan(high).any():
+        return xs, mean, None, None
+    return xs, mean, low, high
+
+
+def _ci_columns(rows: pa.Table, y: str) -> tuple[str | None, str | None]:
+    stem = y.removesuffix("_mean")
+    low, high = f"{stem}_ci95_low", f"{stem}_ci95_high"
+    if low in rows.column_names and high in rows.column_names:
+        return low, high
+    return None, None
+
+
+def _groups(table: pa.Table, keys: list[str]) -> dict[tuple[Any, ...], pa.Table]:
+    columns = [table[k].to_pylist() for k in keys]
+    indices: dict[tuple[Any, ...], list[int]] = defaultdict(list)
+    for position, key in enumerate(zip(*columns, strict=True)):
+        indices[key].append(position)
+    return {key: table.take(pa.array(rows)) for key, rows in indices.items()}
+
+
+def _edges(centres: np.ndarray, log: bool) -> np.ndarray:
+    values = np.log(centres) if log else centres.astype(float)
+    if values.size == 1:
+        edges = np.array([values[0] - 0.5, values[0] + 0.5])
+    else:
+        middle = (values[1:] + values[:-1]) / 2
+        edges = np.concatenate([[2 * values[0] - middle[0]], middle, [2 * values[-1] - middle[-1]]])
+    return np.exp(edges) if log else edges
+
+
+def _annotate(
+    ax: Any, xs: np.ndarray, ys: np.ndarray, mark: float, colour: str, percent: bool, log: bool
+) -> None:
+    if not xs[0] <= mark <= xs[-1]:
+        return
+    where = np.log(xs) if log else xs
+    value = float(np.interp(math.log(mark) if log else mark, where, ys))
+    text = f"{value:.0%}" if percent else f"{value:.3g}"
+    ax.annotate(
+        f"{_short(mark)}: {text}",
+        (mark, value),
+        textcoords="offset points",
+        xytext=(4, 6),
+        fontsize=8,
+        color=colour,
+    )
+    ax.plot([mark], [value], marker="o", color=colour, markersize=4)
+
+
+def _label_y(ax: Any, results: Results, y: str, table: pa.Table) -> None:
+    chosen = sorted(set(table[TRANSPORT].to_pylist()))
+    transport = chosen[0] if len(chosen) == 1 else None
+    ax.set_ylabel(metric_label(y, transport, results.baseline))
+    if is_reduction(y):
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+
+
+def _title(results: Results) -> str:
+    return f"{results.name}: {results.description}" if results.description else results.name
+
+
+def _colours(count: int) -> list[Any]:
+    palette = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2", "#edc948"]
+    if count <= len(palette):
+        return palette[:count]
+    from matplotlib import colormaps
+
+    return [colormaps["viridis"](i / (count - 1)) for i in range(count)]
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.4g}"
+    return str(value)
+
+
+def _require_column(table: pa.Table, column: str, option: str) -> None:
+    if column not in table.column_names:
+        metrics = [c for c in table.column_names if c.startswith(("e2e_", "ttft_", "budget_s_"))]
+        raise ScenarioError(f"{option} = {column!r}: no such column; e.g. {', '.join(metrics[:6])}")
+
+
+def _require_axis(results: Results, path: str, option: str) -> None:
+    if path not in results.axes:
+        raise ScenarioError(
+            f"{option} = {path!r}: not a swept path; swept: {', '.join(results.axes)}"
+        )
+
+
+def _equals(column: pa.ChunkedArray, value: Any) -> pa.ChunkedArray:
+    if pa.types.is_floating(column.type) or pa.types.is_integer(column.type):
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise ScenarioError(f"--where: {value!r} is not a number")
+        values = column.to_numpy(zero_copy_only=False).astype(float)
+        return pa.array(np.isclose(values, float(value), rtol=1e-9, atol=0.0))
+    return pc.equal(column, pa.scalar(value).cast(column.type))

@@ -1,0 +1,138 @@
+"""Flat result rows: one per point x transport x seed.
+
+A row holds the point index, the swept parameters (one column per axis path,
+null where a one-at-a-time point leaves the axis at its base value), the
+transport, the seed, the engine, an error message (null when the run
+succeeded) and the run's summary with the names of ``run --json``, flattened:
+``e2e_s.mean`` becomes ``e2e_s_mean``, ``budget_s.decode`` becomes
+``budget_s_decode`` and a ``*_ci95`` pair becomes ``*_ci95_low`` and
+``*_ci95_high``.  With two or more transports, the rows of the non-baseline
+transports also carry ``compare --json``'s reductions over the baseline
+(``e2e_reduction``, ...), and every row names the ``baseline``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from sim.run import Run
+from sim.summary import compare, summarize
+from sim.sweep.sweepfile import Axis, SweepFile
+from sim.transports import Transport
+
+POINT = "point"
+TRANSPORT = "transport"
+SEED = "seed"
+ENGINE = "engine"
+ERROR = "error"
+BASELINE = "baseline"
+INTEGER_COLUMNS = frozenset({POINT, SEED, "rollouts"})
+"""Integer columns; every other number is stored as a float so parts concatenate."""
+
+
+@dataclass(frozen=True)
+class Head:
+    """The columns that say which run a row belongs to."""
+
+    point: int
+    params: dict[str, Any]
+    """Axis path -> stored (encoded) value."""
+    seed: int
+    engine: str
+
+    def row(self, transport: Transport, baseline: Transport | None) -> dict[str, Any]:
+        row = {POINT: self.point, **self.params, TRANSPORT: transport.value, SEED: self.seed}
+        row[ENGINE] = self.engine
+        row[ERROR] = None
+        if baseline is not None:
+            row[BASELINE] = baseline.value
+        return row
+
+
+def axis_kinds(file: SweepFile) -> dict[str, str]:
+    """Axis path -> column kind (int, float, bool, str or json), from all its values."""
+    return {axis.path: _kind(axis) for axis in file.axes}
+
+
+def encode(kind: str, value: Any) -> Any:
+    """A swept value as stored in its column (tables and lists as JSON text)."""
+    if value is None:
+        return None
+    if kind == "json":
+        return json.dumps(value, sort_keys=True)
+    return float(value) if kind == "float" else value
+
+
+def flatten(summary: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``run --json`` / ``compare --json`` keys flattened with underscores."""
+    flat: dict[str, Any] = {}
+    for key, value in summary.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(flatten(value, f"{name}_"))
+        elif key.endswith("ci95"):
+            low, high = value if value is not None else (None, None)
+            flat[f"{name}_low"], flat[f"{name}_high"] = _number(name, low), _number(name, high)
+        elif isinstance(value, list | tuple):
+            flat[name] = json.dumps(value)
+        else:
+            flat[name] = _number(name, value)
+    return flat
+
+
+def run_rows(
+    head: Head, runs: dict[Transport, Run], baseline: Transport | None
+) -> list[dict[str, Any]]:
+    """The rows of one point and seed from its runs (one per transport)."""
+    summaries: dict[Transport, dict[str, Any]] = {}
+    reductions: dict[Transport, dict[str, Any]] = {}
+    for transport, run in runs.items():
+        if baseline is None or transport is baseline:
+            continue
+        both = compare(runs[baseline], run)
+        summaries.setdefault(baseline, both.pop("a"))
+        summaries[transport] = both.pop("b")
+        reductions[transport] = flatten(both)
+    rows = []
+    for transport, run in runs.items():
+        summary = summaries.get(transport) or summarize(run)
+        row = head.row(transport, baseline)
+        flat = flatten(summary)
+        row.update({k: v for k, v in flat.items() if k not in row})
+        row.update(reductions.get(transport, {}))
+        rows.append(row)
+    return rows
+
+
+def error_rows(
+    head: Head,
+    transports: tuple[Transport, ...],
+    baseline: Transport | None,
+    error: BaseException,
+) -> list[dict[str, Any]]:
+    """Rows recording that a point (all its transports) failed, with the error."""
+    message = f"{type(error).__name__}: {error}".splitlines()[0]
+    return [{**head.row(t, baseline), ERROR: message} for t in transports]
+
+
+def _number(name: str, value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool) and name not in INTEGER_COLUMNS:
+        return float(value)
+    return value
+
+
+def _kind(axis: Axis) -> str:
+    if axis.kind != "values":
+        return "int" if axis.integer else "float"
+    values = axis.values
+    if all(isinstance(v, bool) for v in values):
+        return "bool"
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return "int"
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+        return "float"
+    if all(isinstance(v, str) for v in values):
+        return "str"
+    return "json"

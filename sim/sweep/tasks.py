@@ -1,0 +1,116 @@
+"""What a worker runs: a chunk of (point, seed) runs, every transport, as flat rows.
+
+Everything here is picklable and free of I/O, so the same function runs in
+this process, in a local Dask cluster or on a remote one.  A run that fails
+(an invalid combination of values, an exception in an engine) becomes error
+rows; the rest of the chunk goes on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from models.errors import ScenarioError
+from models.scenario import Scenario
+from sim.run import Engine, Run, Spec, execute, is_fleet
+from sim.sweep.points import point_scenario
+from sim.sweep.rows import Head, encode, error_rows, run_rows
+from sim.sweep.vectorized import expect_many
+from sim.transports import Transport
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every task of a sweep shares."""
+
+    base_label: str
+    base_raw: dict[str, Any]
+    transports: tuple[Transport, ...]
+    baseline: Transport | None
+    engine: Engine
+    rollouts: int
+    axis_kinds: dict[str, str]
+
+    def spec(self, transport: Transport) -> Spec:
+        return Spec(f"{self.base_label}:{transport.value}", self.base_label, transport)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One point with one seed: every transport of the sweep is run on it."""
+
+    point: int
+    seed: int
+    assignments: dict[str, Any]
+
+    def head(self, context: Context) -> Head:
+        params = {
+            path: encode(kind, self.assignments.get(path))
+            for path, kind in context.axis_kinds.items()
+        }
+        return Head(self.point, params, self.seed, context.engine.value)
+
+
+def run_chunk(context: Context, tasks: list[Task]) -> list[dict[str, Any]]:
+    """Rows of every task in ``tasks``, in task order then transport order."""
+    if context.engine is Engine.ANALYTIC:
+        return _analytic(context, tasks)
+    return [row for task in tasks for row in _des(context, task)]
+
+
+def _des(context: Context, task: Task) -> list[dict[str, Any]]:
+    head = task.head(context)
+    try:
+        scenario = point_scenario(context.base_raw, task.assignments, task.seed)
+        runs = {
+            t: execute(context.spec(t), scenario, Engine.DES, context.rollouts)
+            for t in context.transports
+        }
+        return run_rows(head, runs, context.baseline)
+    except Exception as error:
+        return error_rows(head, context.transports, context.baseline, error)
+
+
+def _analytic(context: Context, tasks: list[Task]) -> list[dict[str, Any]]:
+    """All tasks' scenarios evaluated together, one vectorized pass per transport."""
+    scenarios: dict[int, Scenario | Exception] = {}
+    for index, task in enumerate(tasks):
+        try:
+            scenarios[index] = analytic_scenario(context, task)
+        except Exception as error:
+            scenarios[index] = error
+    valid = [index for index, s in scenarios.items() if isinstance(s, Scenario)]
+    expectations = {
+        t: dict(zip(valid, expect_many([scenarios[i] for i in valid], t), strict=True))
+        for t in context.transports
+    }
+    rows = []
+    for index, task in enumerate(tasks):
+        head = task.head(context)
+        outcome = [scenarios[index]] + [expectations[t].get(index) for t in context.transports]
+        failure = next((o for o in outcome if isinstance(o, Exception)), None)
+        if failure is not None:
+            rows.extend(error_rows(head, context.transports, context.baseline, failure))
+            continue
+        scenario = scenarios[index]
+        runs = {
+            t: Run(context.spec(t), scenario, Engine.ANALYTIC, context.rollouts, expectation=e)
+            for t, e in zip(context.transports, outcome[1:], strict=True)
+        }
+        try:
+            rows.extend(run_rows(head, runs, context.baseline))
+        except Exception as error:
+            rows.extend(error_rows(head, context.transports, context.baseline, error))
+    return rows
+
+
+def analytic_scenario(context: Context, task: Task) -> Scenario:
+    """A point's scenario, refused where ``execute`` refuses the analytic engine."""
+    scenario = point_scenario(context.base_raw, task.assignments, task.seed)
+    if is_fleet(scenario):
+        raise ScenarioError(
+            "engine = 'analytic': it models one agent without contention; "
+            "use engine = 'des' with load settings, or load.agents = 1"
+        )
+    return scenario
