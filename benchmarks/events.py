@@ -1,0 +1,45 @@
+"""Count the SimPy events a run processes, without slowing the timed runs.
+
+Counting is a separate, untimed pass: while ``counted_events`` is active,
+``simpy.Environment`` is replaced by a subclass whose ``step`` (one processed
+event) adds to a tally, the monitoring hook SimPy's documentation describes.
+The engine and the skeletons both build their environments as
+``simpy.Environment()``, so one method counts both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from unittest import mock
+
+import simpy
+
+
+@dataclass
+class EventTally:
+    """Events processed and environments created while counting."""
+
+    events: int = 0
+    environments: int = 0
+
+
+@contextmanager
+def counted_events() -> Iterator[EventTally]:
+    """Tally every event processed by environments created inside the block."""
+    tally = EventTally()
+
+    class CountingEnvironment(simpy.Environment):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)
+            tally.environments += 1
+
+        def step(self) -> None:
+            super().step()
+            tally.events += 1
+
+    with mock.patch.object(simpy, "Environment", CountingEnvironment):
+        yield tally
+    if tally.environments == 0:
+        raise RuntimeError("no simpy.Environment was created while counting events")
