@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy.special import stdtrit
 
 from models.errors import ScenarioError
 from models.scenario import Scenario
@@ -97,9 +97,7 @@ def evaluate(scenario: Scenario, transport: Transport, agents: int, slos: list[S
     for slo in slos:
         per_rep = np.array([slo_value(slo, r) for r in replications])
         mean = float(per_rep.mean())
-        half = float(
-            stats.t.ppf(0.975, per_rep.size - 1) * per_rep.std(ddof=1) / np.sqrt(per_rep.size)
-        )
+        half = float(stdtrit(per_rep.size - 1, 0.975) * per_rep.std(ddof=1) / np.sqrt(per_rep.size))
         values[slo.metric] = {
             "value_s": mean,
             "ci95": [mean - half, mean + half],

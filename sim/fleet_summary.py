@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy.special import stdtrit
 
 from models.scenario import Scenario
 from models.stages import STAGES
@@ -175,5 +175,5 @@ def _mean_ci(values: list[float]) -> dict[str, Any]:
     mean = float(array.mean())
     if array.size < 2:
         return {"mean": mean, "ci95": None}
-    half = float(stats.t.ppf(0.975, array.size - 1) * array.std(ddof=1) / np.sqrt(array.size))
+    half = float(stdtrit(array.size - 1, 0.975) * array.std(ddof=1) / np.sqrt(array.size))
     return {"mean": mean, "ci95": [mean - half, mean + half]}
