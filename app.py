@@ -19,8 +19,14 @@ from models.loading import preset_names, raw_scenario, validate
 from models.scenario import Scenario
 from sim import dashboard_charts as charts
 from sim import dashboard_data as views
-from sim.dashboard_fields import FieldKind, FieldSpec, apply_field, lookup, scenario_fields
-from sim.dashboard_fields import shown_value
+from sim.dashboard_fields import (
+    FieldKind,
+    FieldSpec,
+    apply_field,
+    lookup,
+    scenario_fields,
+    shown_value,
+)
 from sim.dashboard_io import scenario_from_upload, scenario_toml
 from sim.dashboard_knobs import (
     COVERED_PATHS,
@@ -35,7 +41,7 @@ from sim.dashboard_knobs import (
     with_tool_calls,
 )
 from sim.metrics import Metric
-from sim.run import Engine
+from sim.run import Engine, Run
 from sim.transports import Transport
 
 DEFAULT_PRESET = "codex-spark"
@@ -84,12 +90,22 @@ def one_rollout(
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def simulated(
-    scenario_json: str, transports: tuple[Transport, ...], rollouts: int, _progress: Any = None
+def simulated(scenario_json: str, transport: Transport, rollouts: int) -> Run:
+    """A DES run, cached per scenario (its seed included), transport and rollouts."""
+    return views.run(Scenario.model_validate_json(scenario_json), transport, Engine.DES, rollouts)
+
+
+def simulate_all(
+    scenario: Scenario, transports: tuple[Transport, ...], rollouts: int, where: DeltaGenerator
 ) -> views.Results:
-    """DES results, cached per scenario (its seed included), transports and rollouts."""
-    scenario = Scenario.model_validate_json(scenario_json)
-    return views.evaluate(scenario, transports, Engine.DES, rollouts, _progress)
+    """DES results of every transport, with a progress bar while any is not cached yet."""
+    bar = where.progress(0.0)
+    runs = []
+    for done, transport in enumerate(transports):
+        bar.progress(done / len(transports), text=f"simulating {transport}: {rollouts} rollouts")
+        runs.append(simulated(scenario.model_dump_json(), transport, rollouts))
+    bar.empty()
+    return views.results_of(runs)
 
 
 # ---------------------------------------------------------------- scenario panel
@@ -268,6 +284,11 @@ def scenario_panel() -> Scenario:
 # ---------------------------------------------------------------- views
 
 
+def show(figure: charts.Figure) -> None:
+    """A stage chart at its full height (Streamlit would clip a legend below the plot)."""
+    st.altair_chart(figure.chart, width="stretch", height=figure.height_px)
+
+
 def reduction_metrics(results: views.Results, simulated_run: bool) -> None:
     """The reductions as big numbers: each transport against the baseline."""
     for transport, comparison in results.comparisons.items():
@@ -311,13 +332,10 @@ def budget_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     )
     key = _simulation_key(scenario, transports, int(rollouts))
     if run_box.button("Simulate (DES)", type="primary"):
-        bar = note_box.progress(0.0, text="simulating…")
-        simulated(scenario.model_dump_json(), transports, int(rollouts), bar.progress)
-        bar.empty()
         st.session_state.setdefault(SIMULATED, set()).add(key)
     simulated_run = key in st.session_state.get(SIMULATED, set())
     if simulated_run:
-        results = simulated(scenario.model_dump_json(), transports, int(rollouts))
+        results = simulate_all(scenario, transports, int(rollouts), note_box)
         note_box.caption(
             f"Simulated: {results.rollouts} rollouts, seed {scenario.seed}, "
             "same workload draws under every transport."
@@ -328,7 +346,7 @@ def budget_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     for comparison in results.comparisons.values():
         st.markdown(f"#### {views.verdict(comparison)}")
     budget = views.budget_frame(results)
-    st.altair_chart(charts.budget_chart(budget), width="stretch")
+    show(charts.budget_chart(budget))
     with st.expander("The budget as a table"):
         table = budget.pivot_table(
             index=["order", "stage_label"], columns="transport", values=["seconds", "share"]
@@ -342,15 +360,16 @@ def rollout_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
         "rollout number", min_value=0, max_value=999, value=0, step=1, key="rollout:number"
     )
     last = len(views.simulate_one(scenario, transports[0], int(rollout)).turn_index) - 1
-    follow(TURNS_SHOWN, (0, last))
+    follow(TURNS_SHOWN, (max(0, last - 4), last))
     low, high = st.session_state[TURNS_SHOWN]
     st.session_state[TURNS_SHOWN] = (min(low, last), min(high, last))
     turns = right.slider("turns shown", 0, last, key=TURNS_SHOWN)
     frame = one_rollout(scenario.model_dump_json(), transports, int(rollout), turns)
-    st.altair_chart(charts.rollout_chart(frame), width="stretch")
+    show(charts.rollout_chart(frame))
     st.caption(
         "The same rollout (same seed, same tool calls, outputs and tool times) under each "
-        "transport; only the transport differs. Scroll to zoom in time, drag to pan."
+        "transport; only the transport differs. The last turns are shown first: their "
+        "history is longest, so per-request HTTP rebuilds the most. Scroll to zoom, drag to pan."
     )
 
 
@@ -361,9 +380,7 @@ def amdahl_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     speed = decode_tps(scenario)
     curve = amdahl_curve(with_decode_tps(scenario, 1.0).model_dump_json(), transports)
     point = views.amdahl_point(analytic(scenario.model_dump_json(), transports), speed)
-    st.altair_chart(
-        charts.amdahl_chart(curve, point, transports[0].value), width="stretch"
-    )
+    st.altair_chart(charts.amdahl_chart(curve, point, transports[0].value), width="stretch")
     st.caption(
         "Amdahl's law: the transport only saves API, network and safety time. While decode "
         "is slow that time hides behind inference; at 1,000+ tokens/s it is a large share of "
@@ -373,9 +390,7 @@ def amdahl_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
 
 def scaling_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     frame = scaling_curves(with_tool_calls(scenario, 1).model_dump_json(), transports)
-    st.altair_chart(
-        charts.scaling_chart(frame, mean_tool_calls(scenario)), width="stretch"
-    )
+    st.altair_chart(charts.scaling_chart(frame, mean_tool_calls(scenario)), width="stretch")
     slopes = views.growth_exponents(frame, "api_cpu_s")
     growth = ", ".join(f"{name} {slope:.2f}" for name, slope in slopes.items())
     st.caption(

@@ -6,7 +6,9 @@ command-line tables and the trace export.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import altair as alt
 import pandas as pd
@@ -26,10 +28,28 @@ MARK_LABELS = {65.0: "GPT-5 class", 1000.0: "Codex-Spark", 4000.0: "bursts"}
 """What each published decode speed stands for."""
 
 _FONT_PX = 16
-_BAR_PX = 56
+_BAR_PX = 64
+_LEGEND_COLUMNS = 4
+_LEGEND_ROW_PX = 24
+_AXIS_PX = 70
+_AMDAHL_PX = 420
 
 
-def budget_chart(frame: pd.DataFrame) -> alt.LayerChart:
+@dataclass(frozen=True)
+class Figure:
+    """A chart and the height it needs on the page, legend included."""
+
+    chart: alt.TopLevelMixin
+    height_px: int
+
+
+def _stage_figure(chart: alt.TopLevelMixin, frame: pd.DataFrame, plot_px: int) -> Figure:
+    """Charts with a stage legend below the plot need their full height given to the page."""
+    legend_rows = math.ceil(frame["stage"].nunique() / _LEGEND_COLUMNS)
+    return Figure(_readable(chart), plot_px + _AXIS_PX + legend_rows * _LEGEND_ROW_PX + 20)
+
+
+def budget_chart(frame: pd.DataFrame) -> Figure:
     """Stacked bars of the critical path per transport; segments labelled with their share."""
     order = list(dict.fromkeys(frame["transport"]))
     y = alt.Y("transport:N", sort=order, title=None)
@@ -58,20 +78,25 @@ def budget_chart(frame: pd.DataFrame) -> alt.LayerChart:
         .mark_text(align="left", dx=6, fontSize=_FONT_PX + 2, fontWeight="bold")
         .encode(x="total_s:Q", y=y, text="label:N")
     )
-    chart = (bars + shares + totals).properties(height=_BAR_PX * len(order) + 20)
-    return _readable(chart)
+    plot_px = _BAR_PX * len(order) + 20
+    return _stage_figure((bars + shares + totals).properties(height=plot_px), frame, plot_px)
 
 
-def rollout_chart(frame: pd.DataFrame) -> alt.Chart:
+def rollout_chart(frame: pd.DataFrame) -> Figure:
     """A Gantt chart of one rollout per transport: every stage of every turn."""
     rows = list(dict.fromkeys(frame["row"]))
+    plot_px = _BAR_PX * len(rows) + 20
     chart = (
         alt.Chart(frame)
         .mark_bar()
         .encode(
-            x=alt.X("start_s:Q", title="seconds since the first shown turn started"),
+            x=alt.X(
+                "start_s:Q",
+                title="seconds since the first shown turn started",
+                scale=alt.Scale(domainMin=0),
+            ),
             x2="end_s:Q",
-            y=alt.Y("row:N", sort=rows, title=None),
+            y=alt.Y("row:N", sort=rows, title=None, axis=alt.Axis(labelLimit=300)),
             color=_stage_colour(frame),
             tooltip=[
                 alt.Tooltip("row:N", title="transport"),
@@ -80,10 +105,10 @@ def rollout_chart(frame: pd.DataFrame) -> alt.Chart:
                 alt.Tooltip("duration_ms:Q", format=".1f", title="ms"),
             ],
         )
-        .properties(height=_BAR_PX * len(rows) + 20)
+        .properties(height=plot_px)
         .interactive(bind_y=False)
     )
-    return _readable(chart)
+    return _stage_figure(chart, frame, plot_px)
 
 
 def amdahl_chart(curve: pd.DataFrame, current: pd.DataFrame, baseline: str) -> alt.LayerChart:
@@ -105,8 +130,8 @@ def amdahl_chart(curve: pd.DataFrame, current: pd.DataFrame, baseline: str) -> a
     rules = alt.Chart(marks).mark_rule(strokeDash=[6, 4], color="#666").encode(x=x)
     rule_text = (
         alt.Chart(marks)
-        .mark_text(align="left", dx=4, dy=-8, fontSize=_FONT_PX - 2, color="#444")
-        .encode(x=x, y=alt.value(10), text="label:N")
+        .mark_text(align="right", dx=-6, fontSize=_FONT_PX - 2, color="#444")
+        .encode(x=x, y=alt.value(_AMDAHL_PX - 12), text="label:N")
     )
     dot = (
         alt.Chart(current)
@@ -119,7 +144,7 @@ def amdahl_chart(curve: pd.DataFrame, current: pd.DataFrame, baseline: str) -> a
         .mark_text(align="left", dx=14, dy=14, fontSize=_FONT_PX, fontWeight="bold")
         .encode(x=x, y=y, text="label:N")
     )
-    chart = (rules + rule_text + lines + dot + dot_text).properties(height=420)
+    chart = (rules + rule_text + lines + dot + dot_text).properties(height=_AMDAHL_PX)
     return _readable(chart)
 
 
@@ -141,7 +166,7 @@ def scaling_chart(frame: pd.DataFrame, tool_calls: float) -> alt.HConcatChart:
             )
         )
         rule = alt.Chart(here).mark_rule(strokeDash=[6, 4], color="#666").encode(x=x)
-        return (rule + lines).properties(height=380)
+        return (rule + lines).properties(height=380, width=440)
 
     chart = alt.hconcat(
         panel("api_cpu_s", "API work per rollout (s)"),
@@ -156,7 +181,7 @@ def _stage_colour(frame: pd.DataFrame) -> alt.Color:
     scale = alt.Scale(
         domain=[stage.label for stage in stages], range=[stage.colour for stage in stages]
     )
-    legend = alt.Legend(title=None, orient="bottom", columns=4, symbolSize=220)
+    legend = alt.Legend(title=None, orient="bottom", columns=_LEGEND_COLUMNS, symbolSize=220)
     return alt.Color("stage_label:N", scale=scale, legend=legend, sort=None)
 
 

@@ -7,7 +7,7 @@ the others are compared with.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,30 +32,6 @@ from sim.transports import Transport
 
 DEFAULT_TRANSPORTS = (Transport.HTTP, Transport.WS)
 
-Fraction = Callable[[float], None]
-"""Progress callback: the fraction of the work done so far, 0..1."""
-
-
-@dataclass(frozen=True)
-class AnalyticViews:
-    """Everything the analytic engine recomputes after one change of the scenario."""
-
-    results: Results
-    budget: pd.DataFrame
-    amdahl: pd.DataFrame
-    scaling: pd.DataFrame
-
-
-def analytic_views(scenario: Scenario, transports: Sequence[Transport]) -> AnalyticViews:
-    """The budget, the reductions, the Amdahl curve and the scaling curves of ``scenario``."""
-    results = evaluate(scenario, transports)
-    return AnalyticViews(
-        results=results,
-        budget=budget_frame(results),
-        amdahl=amdahl_frame(scenario, transports),
-        scaling=scaling_frame(scenario, transports),
-    )
-
 
 @dataclass(frozen=True)
 class Results:
@@ -73,34 +49,26 @@ class Results:
         return next(iter(self.summaries))
 
 
-def evaluate(
-    scenario: Scenario,
-    transports: Sequence[Transport],
-    engine: Engine = Engine.ANALYTIC,
-    rollouts: int = 1,
-    progress: Fraction | None = None,
-) -> Results:
-    """Run ``scenario`` under each transport (same seed) and compare each with the first."""
-    runs: dict[Transport, Run] = {}
-    done = 0
-    total = rollouts * len(transports)
+def run(scenario: Scenario, transport: Transport, engine: Engine, rollouts: int = 1) -> Run:
+    """One run of ``scenario`` under ``transport``."""
+    spec = Spec(f"{scenario.name}:{transport}", scenario.name, transport)
+    return execute(spec, scenario, engine, rollouts)
 
-    def advance(count: int) -> None:
-        nonlocal done
-        done += count
-        if progress is not None:
-            progress(done / total)
 
-    for transport in transports:
-        spec = Spec(f"{scenario.name}:{transport}", scenario.name, transport)
-        runs[transport] = execute(spec, scenario, engine, rollouts, progress=advance)
-    baseline, *others = runs.values()
+def results_of(runs: Sequence[Run]) -> Results:
+    """Summaries of runs of one scenario (same seed), each compared with the first."""
+    baseline, *others = runs
     return Results(
-        engine=engine,
-        rollouts=rollouts,
-        summaries={t.value: summarize(run) for t, run in runs.items()},
-        comparisons={run.spec.transport.value: compare(baseline, run) for run in others},
+        engine=baseline.engine,
+        rollouts=baseline.rollouts,
+        summaries={r.spec.transport.value: summarize(r) for r in runs},
+        comparisons={r.spec.transport.value: compare(baseline, r) for r in others},
     )
+
+
+def evaluate(scenario: Scenario, transports: Sequence[Transport]) -> Results:
+    """Expected values (analytic engine) under each transport, compared with the first."""
+    return results_of([run(scenario, t, Engine.ANALYTIC) for t in transports])
 
 
 def budget_frame(results: Results) -> pd.DataFrame:
@@ -237,7 +205,7 @@ def rollout_frame(
             overlapped = records.post_overlapped_s[row]
             if overlapped > 0:
                 end = ends[row, decode] + overlapped
-                row_label = f"{transport.value}: off critical path"
+                row_label = f"{transport.value}: post (overlapped)"
                 rows.append(_span(Stage.POST, post, row_label, turn, end, overlapped))
     return pd.DataFrame(rows)
 
@@ -245,8 +213,7 @@ def rollout_frame(
 def simulate_one(scenario: Scenario, transport: Transport, rollout: int) -> TurnRecords:
     """Per-turn records of rollout number ``rollout`` (its draws do not depend on later ones)."""
     spec = Spec(f"{scenario.name}:{transport}", scenario.name, transport)
-    run = execute(spec, scenario, Engine.DES, rollout + 1, keep_turns=True)
-    turns = run.records.turn_records
+    turns = execute(spec, scenario, Engine.DES, rollout + 1, keep_turns=True).records.turn_records
     mine = turns.rollout == rollout
     return TurnRecords(
         **{name: getattr(turns, name)[mine] for name in TurnRecords.__dataclass_fields__}
