@@ -1,0 +1,92 @@
+"""The DES against the analytic engine, as docs/model.md reports it.
+
+Prints two Markdown tables: mean end-to-end time and turns per rollout of
+the presets (DES with 20,000 rollouts at the preset seed, and the analytic
+expectation), then the cases where the analytic engine's two approximations
+are visible.
+
+    .venv/bin/python docs/scripts/engines.py
+"""
+
+from __future__ import annotations
+
+from models.loading import load_scenario
+from models.stages import STAGES, Stage
+from sim.analytic import expect
+from sim.des import simulate
+from sim.stats import mean_ci95
+from sim.transports import Transport
+
+ROLLOUTS = 20_000
+
+PRESETS = (
+    ("codex-spark", Transport.HTTP),
+    ("codex-spark", Transport.WS),
+    ("codex-spark", Transport.WS_APPEND),
+    ("gpt5-flagship", Transport.HTTP),
+    ("gpt5-flagship", Transport.WS),
+)
+
+APPROXIMATIONS = (
+    (
+        "parallel classifiers slower than prefill",
+        Transport.HTTP,
+        "safety.parallel_per_1k_tokens_ms=3",
+    ),
+    ("WebSocket lifetime 5 s", Transport.WS, "connection.ws_lifetime_s=5"),
+    ("60 drops per hour", Transport.WS, "connection.ws_drops_per_hour=60"),
+)
+
+
+def agreement() -> str:
+    lines = [
+        "| spec | DES e2e (s), 95% CI | analytic e2e (s) | DES / analytic "
+        "| DES turns | expected turns |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for preset, transport in PRESETS:
+        scenario = load_scenario(preset)
+        records = simulate(scenario, transport, ROLLOUTS)
+        expected = expect(scenario, transport)
+        low, high = mean_ci95(records.e2e_s)
+        des = float(records.e2e_s.mean())
+        lines.append(
+            f"| `{preset}:{transport.value}` | {des:.3f} [{low:.3f}, {high:.3f}] "
+            f"| {expected.e2e_s:.3f} | {des / expected.e2e_s:.4f} "
+            f"| {records.turns.mean():.3f} | {expected.turns:.3f} |"
+        )
+    return "\n".join(lines)
+
+
+def approximations() -> str:
+    safety = STAGES.index(Stage.SAFETY)
+    lines = [
+        "| case (`codex-spark`) | quantity | DES | analytic |",
+        "| --- | --- | --- | --- |",
+    ]
+    for label, transport, override in APPROXIMATIONS:
+        scenario = load_scenario("codex-spark", [override])
+        records = simulate(scenario, transport, ROLLOUTS)
+        expected = expect(scenario, transport)
+        if transport is Transport.HTTP:
+            des = records.stage_s[:, safety].sum() / records.turns.sum() * 1000
+            analytic = expected.stage_s[safety] / expected.turns * 1000
+            lines.append(
+                f"| {label} (`{override}`) | `safety` per turn (ms) | {des:.2f} | {analytic:.2f} |"
+            )
+        else:
+            lines.append(
+                f"| {label} (`{override}`) | connections per rollout "
+                f"| {records.cold_turns.mean():.3f} | {expected.cold_turns:.3f} |"
+            )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    print(agreement())
+    print()
+    print(approximations())
+
+
+if __name__ == "__main__":
+    main()
