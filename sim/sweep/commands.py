@@ -47,7 +47,7 @@ def sweep(file: Path, out: Path, workers: int | None, scheduler: str | None, res
     if workers is not None and workers < 0:
         raise ScenarioError(f"--workers = {workers}: must be >= 0")
     loaded = load_sweep(file)
-    outcome = run_sweep(loaded, out, workers, scheduler, resume, sys.stderr.isatty())
+    outcome = run_sweep(loaded, out, workers, scheduler, resume)
     shape = (
         f"{loaded.runs // len(loaded.seeds):,} points x {len(loaded.file.transports)} "
         f"transports x {len(loaded.seeds)} seeds"

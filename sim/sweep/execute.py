@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -64,9 +65,14 @@ def run_sweep(
     workers: int | None = None,
     scheduler: str | None = None,
     resume: bool = False,
-    show_progress: bool = True,
+    show_progress: bool | None = None,
 ) -> Outcome:
-    """Run the chunks of ``sweep`` missing from ``out`` and return the totals."""
+    """Run the chunks of ``sweep`` missing from ``out`` and return the totals.
+
+    The progress bar goes to standard error, by default only when it is a terminal.
+    """
+    if show_progress is None:
+        show_progress = sys.stderr.isatty()
     results = ResultsDir(out)
     finished = results.open(sweep, resume)
     context = sweep_context(sweep)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from models.stages import Stage
 from sim.metrics import Metric
 
@@ -26,9 +28,16 @@ _STATISTICS = {"mean": "mean", "p50": "median", "p95": "p95", "p99": "p99"}
 
 
 def unit(name: str) -> str | None:
-    """The unit a field or column name ends with, if any."""
-    leaf = name.rsplit(".", 1)[-1]
-    return next((text for suffix, text in _UNITS if leaf.endswith(suffix)), None)
+    """The unit a field or column name ends with, if any.
+
+    Inside a distribution (``workload.tools[3].time_s.median``) the unit is the
+    distribution field's.
+    """
+    for part in reversed(re.sub(r"\[\d+\]", "", name).split(".")):
+        found = next((text for suffix, text in _UNITS if part.endswith(suffix)), None)
+        if found:
+            return found
+    return None
 
 
 def parameter_label(path: str) -> str:

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from matplotlib.figure import Figure
-from matplotlib.ticker import PercentFormatter
+from matplotlib.ticker import FuncFormatter, PercentFormatter
 from scipy import stats
 
 from models.errors import ScenarioError
@@ -137,8 +137,7 @@ def line_plot(
             _annotate(ax, xs, mean, mark, colour, is_reduction(y), results.is_log(x))
     for mark in marks:
         ax.axvline(mark, color="0.4", linestyle="--", linewidth=0.8)
-    if results.is_log(x):
-        ax.set_xscale("log")
+    _scale(ax, "x", results.is_log(x))
     _label_y(ax, results, y, table)
     ax.set_xlabel(parameter_label(x))
     ax.set_title(_title(results), fontsize=10)
@@ -184,15 +183,13 @@ def heat_map(
     bar.set_label(metric_label(metric, chosen[0], results.baseline))
     percent = is_reduction(metric)
     if percent:
-        bar.formatter = PercentFormatter(1.0)
+        bar.formatter = PercentFormatter(1.0, decimals=0)
         bar.update_ticks()
     if contours and xs.size > 1 and ys.size > 1:
         lines = ax.contour(xs, ys, grid, levels=sorted(contours), colors="white", linewidths=1.2)
         ax.clabel(lines, fmt=(lambda v: f"{v:.0%}") if percent else "%.3g", fontsize=8)
-    if results.is_log(x):
-        ax.set_xscale("log")
-    if results.is_log(y_axis):
-        ax.set_yscale("log")
+    _scale(ax, "x", results.is_log(x))
+    _scale(ax, "y", results.is_log(y_axis))
     ax.set_xlabel(parameter_label(x))
     ax.set_ylabel(parameter_label(y_axis))
     ax.set_title(_title(results), fontsize=10)
@@ -230,7 +227,7 @@ def tornado(
         values, mean, _, _ = _aggregate(alone, axis, metric)
         bars.append((axis, values[0], values[-1], mean[0], mean[-1]))
     bars.sort(key=lambda bar: abs(bar[4] - bar[3]))
-    figure = Figure(figsize=(8, 0.55 * len(bars) + 1.8), layout="constrained")
+    figure = Figure(figsize=(8, 0.42 * len(bars) + 1.6), layout="constrained")
     ax = figure.add_subplot()
     for position, (*_, at_low, at_high) in enumerate(bars):
         ax.barh(position, at_low - base, left=base, color="#4e79a7", height=0.6)
@@ -244,7 +241,7 @@ def tornado(
     percent = is_reduction(metric)
     ax.set_xlabel(metric_label(metric, chosen[0], results.baseline))
     if percent:
-        ax.xaxis.set_major_formatter(PercentFormatter(1.0))
+        ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
     base_text = f"{base:.1%}" if percent else f"{base:.3g}"
     ax.set_title(f"{_title(results)}\nbase {base_text}; blue: low value, orange: high", fontsize=9)
     return figure
@@ -318,15 +315,26 @@ def _annotate(
     where = np.log(xs) if log else xs
     value = float(np.interp(math.log(mark) if log else mark, where, ys))
     text = f"{value:.0%}" if percent else f"{value:.3g}"
+    right_half = (where[-1] - (math.log(mark) if log else mark)) < (where[-1] - where[0]) / 2
     ax.annotate(
         f"{_short(mark)}: {text}",
         (mark, value),
         textcoords="offset points",
-        xytext=(4, 6),
+        xytext=(-6, 6) if right_half else (6, -12),
+        ha="right" if right_half else "left",
         fontsize=8,
         color=colour,
+        bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none"},
     )
     ax.plot([mark], [value], marker="o", color=colour, markersize=4)
+
+
+def _scale(ax: Any, which: str, log: bool) -> None:
+    """Log axes for log-spaced sweeps, with plain numbers (1,000, not 10^3) as tick labels."""
+    if log:
+        getattr(ax, f"set_{which}scale")("log")
+        axis = ax.xaxis if which == "x" else ax.yaxis
+        axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
 
 
 def _label_y(ax: Any, results: Results, y: str, table: pa.Table) -> None:
@@ -334,7 +342,7 @@ def _label_y(ax: Any, results: Results, y: str, table: pa.Table) -> None:
     transport = chosen[0] if len(chosen) == 1 else None
     ax.set_ylabel(metric_label(y, transport, results.baseline))
     if is_reduction(y):
-        ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
 
 
 def _title(results: Results) -> str:

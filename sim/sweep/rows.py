@@ -14,6 +14,7 @@ transports also carry ``compare --json``'s reductions over the baseline
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,8 @@ ERROR = "error"
 BASELINE = "baseline"
 INTEGER_COLUMNS = frozenset({POINT, SEED, "rollouts"})
 """Integer columns; every other number is stored as a float so parts concatenate."""
+_TABLE_VALUE = re.compile(r"^(\S+) = \{.*?(?:\}|\.\.\.): ")
+"""A cross-field error quotes its whole section (``api = {...}: ``); the rule suffices."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,8 @@ def error_rows(
     error: BaseException,
 ) -> list[dict[str, Any]]:
     """Rows recording that a point (all its transports) failed, with the error."""
-    message = f"{type(error).__name__}: {error}".splitlines()[0]
+    text = _TABLE_VALUE.sub(r"\1: ", (str(error).splitlines() or [""])[0])
+    message = f"{type(error).__name__}: {text}"
     return [{**head.row(t, baseline), ERROR: message} for t in transports]
 
 

@@ -272,7 +272,8 @@ def _base(file: SweepFile, directory: Path, source: str) -> dict[str, Any]:
             set_path(data, *parse_assignment(assignment))
         validate(data)
     except ScenarioError as error:
-        raise ScenarioError(f"{source}: base {file.base!r}: {error}") from None
+        message = str(error).replace("--set ", "set ")
+        raise ScenarioError(f"{source}: base {file.base!r}: {message}") from None
     return data
 
 
