@@ -201,14 +201,15 @@ class _Fleet:
             waits[2] = yield from pools["safety"].serve(seg.safety_s[t])
         slot, waits[3] = yield from pools["inference"].acquire()
         block.ttft_wait_s[t] = waits.sum()
-        replica = min(range(len(self.streams_on_replica)), key=self.streams_on_replica.__getitem__)
-        self.streams_on_replica[replica] += 1
-        batch = self.streams_on_replica[replica]
+        streams = self.streams_on_replica
+        replica = streams.index(min(streams))
+        streams[replica] += 1
+        batch = streams[replica]
         yield env.timeout(seg.prefill_s[t])
         decode_s = seg.decode_s[t] * (1.0 + self.slowdown * (batch - 1))
         block.decode_s[t] = decode_s
         yield env.timeout(decode_s)
-        self.streams_on_replica[replica] -= 1
+        streams[replica] -= 1
         pools["inference"].release(slot)
         if seg.post_s[t] > 0:
             waits[0] += yield from pools["api"].serve(seg.post_s[t])

@@ -29,7 +29,13 @@ class TimeWeighted:
         return self._level
 
     def change(self, delta: int) -> None:
-        self._accumulate(self._env.now)
+        now_s = self._env.now
+        # Inlined _accumulate: this runs several times per simulated turn.
+        begin = self._changed_at_s if self._changed_at_s > self._start_s else self._start_s
+        end = now_s if now_s < self._end_s else self._end_s
+        if end > begin:
+            self._area += self._level * (end - begin)
+        self._changed_at_s = now_s
         self._level += delta
 
     def mean(self) -> float:
