@@ -348,10 +348,9 @@ def budget_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     budget = views.budget_frame(results)
     show(charts.budget_chart(budget))
     with st.expander("The budget as a table"):
-        table = budget.pivot_table(
-            index=["order", "stage_label"], columns="transport", values=["seconds", "share"]
-        )
-        st.dataframe(table.droplevel("order"), width="stretch")
+        table = views.budget_table(budget)
+        shares = [column for column in table.columns if column.endswith("share")]
+        st.dataframe(table.style.format("{:.3f}").format("{:.1%}", subset=shares), width="stretch")
 
 
 def rollout_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
@@ -410,6 +409,13 @@ def main() -> None:
     scenario = scenario_panel()
     st.title("Where does the time go in an agent's loop?")
     st.markdown(f"**{scenario.name}**: {scenario.description}")
+    agent = views.single_agent(scenario)
+    if agent is not scenario:
+        st.info(
+            f"This scenario puts a fleet in front of the API ({scenario.load.kind} load). "
+            "The budget, rollout, Amdahl and scaling views show one agent without contention; "
+            "the load view shows the fleet."
+        )
     chosen = st.multiselect(
         "transports (the first is the baseline)",
         [t.value for t in Transport],
@@ -425,13 +431,13 @@ def main() -> None:
         ["Budget", "One rollout", "Amdahl: decode speed", "Scaling: turns"]
     )
     with budget:
-        budget_view(scenario, transports)
+        budget_view(agent, transports)
     with rollout:
-        rollout_view(scenario, transports)
+        rollout_view(agent, transports)
     with amdahl:
-        amdahl_view(scenario, transports)
+        amdahl_view(agent, transports)
     with scaling:
-        scaling_view(scenario, transports)
+        scaling_view(agent, transports)
     st.caption("Load (issue 3) and sweep (issue 4) views are not in this dashboard yet.")
 
 

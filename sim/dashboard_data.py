@@ -17,6 +17,7 @@ import pandas as pd
 from models.scenario import Scenario
 from models.stages import STAGES, Stage
 from sim.analytic import expect
+from sim.capacity import with_agents
 from sim.dashboard_knobs import (
     DECODE,
     DECODE_MARKS_TPS,
@@ -26,7 +27,7 @@ from sim.dashboard_knobs import (
 )
 from sim.metrics import Metric
 from sim.records import TurnRecords
-from sim.run import Engine, Run, Spec, execute
+from sim.run import Engine, Run, Spec, execute, is_fleet
 from sim.summary import compare, summarize
 from sim.transports import Transport
 
@@ -47,6 +48,11 @@ class Results:
     @property
     def baseline(self) -> str:
         return next(iter(self.summaries))
+
+
+def single_agent(scenario: Scenario) -> Scenario:
+    """The scenario for one agent without contention (what every view but the load view shows)."""
+    return with_agents(scenario, 1) if is_fleet(scenario) else scenario
 
 
 def run(scenario: Scenario, transport: Transport, engine: Engine, rollouts: int = 1) -> Run:
@@ -85,6 +91,18 @@ def budget_frame(results: Results) -> pd.DataFrame:
                 rows.append({**row, "start_s": start_s, "end_s": start_s + seconds})
                 start_s += seconds
     return pd.DataFrame(rows)
+
+
+def budget_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The budget frame as a table: one row per stage, seconds and share per transport."""
+    wide = frame.pivot_table(
+        index=["order", "stage_label"], columns="transport", values=["seconds", "share"], sort=False
+    )
+    columns = {}
+    for transport in dict.fromkeys(frame["transport"]):
+        columns[f"{transport} (s)"] = wide[("seconds", transport)]
+        columns[f"{transport} share"] = wide[("share", transport)]
+    return pd.DataFrame(columns).fillna(0.0).droplevel("order").rename_axis("stage")
 
 
 def verdict(comparison: dict[str, Any]) -> str:

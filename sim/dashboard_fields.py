@@ -127,13 +127,19 @@ def table_value(spec: FieldSpec, shown: Any) -> Any:
 def apply_field(
     data: dict[str, Any], spec: FieldSpec, shown: Any
 ) -> tuple[dict[str, Any], Scenario]:
-    """A copy of ``data`` with the field set from its widget value, and its validated scenario.
+    """``data`` with the field set from its widget value: the new full table and its scenario.
 
     Raises a one-line ScenarioError when the value or the result is not valid.
     """
     changed = copy.deepcopy(data)
     set_path(changed, spec.path, table_value(spec, shown))
-    return changed, validate(changed)
+    return validated(changed)
+
+
+def validated(data: dict[str, Any]) -> tuple[dict[str, Any], Scenario]:
+    """The full table of ``data`` (hardware-profile fields filled in) and its scenario."""
+    scenario = validate(data)
+    return scenario.model_dump(mode="json", by_alias=True), scenario
 
 
 def _kind(annotation: Any) -> tuple[FieldKind, tuple[str, ...]]:

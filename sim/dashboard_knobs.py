@@ -19,9 +19,9 @@ from pydantic import TypeAdapter
 from models.distributions import Constant, Distribution
 from models.errors import ScenarioError
 from models.hardware import HardwareProfile, hardware_registry
-from models.loading import set_path, validate
+from models.loading import set_path
 from models.scenario import Scenario
-from sim.dashboard_fields import field_spec
+from sim.dashboard_fields import field_spec, validated
 
 Table = dict[str, Any]
 
@@ -82,20 +82,21 @@ class Knob:
 
 
 def apply(data: Table, scenario: Scenario, knob: Knob, value: Any) -> tuple[Table, Scenario]:
-    """A copy of ``data`` (whose validated form is ``scenario``) with ``knob`` set to ``value``.
+    """``data`` (whose validated form is ``scenario``) with ``knob`` set to ``value``: the new
+    full table and its scenario.
 
     Raises a one-line ScenarioError when the result is not a valid scenario.
     """
     changed = copy.deepcopy(data)
     knob.write(changed, scenario, value)
-    return changed, validate(changed)
+    return validated(changed)
 
 
 def log_options(low: float, high: float, extra: tuple[float, ...] = ()) -> list[float]:
     """Round numbers (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 per decade) from low to high."""
     grid = {low, high, *extra}
     for decade in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1):
-        grid.update(m * 10.0**decade for m in _NICE_MANTISSAS)
+        grid.update(float(f"{m * 10.0**decade:.12g}") for m in _NICE_MANTISSAS)
     return sorted(v for v in grid if low <= v <= high or v in extra)
 
 
@@ -308,10 +309,12 @@ KNOBS: tuple[Knob, ...] = (
         "connection.ws_lifetime_s",
         "WebSocket lifetime (min)",
         "Connection",
-        1.0,
+        0.1,
         240.0,
-        1.0,
+        0.0,
         unit_factor=1 / 60,
+        control=Control.LOG_SLIDER,
+        value_format="{:.3g}",
     ),
     _path_knob(
         "connection.ws_drops_per_hour",
