@@ -359,7 +359,7 @@ def _colours(count: int) -> list[Any]:
 
 
 def _short(value: Any) -> str:
-    if isinstance(value, float):
+    if isinstance(value, int | float) and not isinstance(value, bool):
         return f"{value:,.4g}"
     return str(value)
 
