@@ -1,4 +1,4 @@
-"""Entry point: ``python -m benchmarks.run [--quick] [--output PATH]``.
+"""Entry point: ``python -m benchmarks.run [--quick] [--repeats N] [--output PATH]``.
 
 Measures, in one process, the discrete-event engine's simulated turns per second
 on codex-spark (http and ws) next to two bare SimPy skeletons, the analytic
@@ -12,7 +12,7 @@ import argparse
 import json
 import os
 import platform
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -188,11 +188,17 @@ def _speed_row(speed: Speed) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Speed and memory of the loopbudget engines.")
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke check")
+    parser.add_argument(
+        "--repeats", type=int, help="timed rounds, best kept (default 3); more on a busy machine"
+    )
     parser.add_argument("--output", type=Path, help="JSON file (default: benchmarks/results*.json)")
     args = parser.parse_args(argv)
     mode = "quick" if args.quick else "full"
     output = args.output or OUTPUTS[mode]
-    results = {"mode": mode, **measure_all(QUICK if args.quick else FULL)}
+    sizes = QUICK if args.quick else FULL
+    if args.repeats is not None:
+        sizes = replace(sizes, repeats=args.repeats)
+    results = {"mode": mode, **measure_all(sizes)}
     output.write_text(json.dumps(results, indent=2) + "\n")
     print(format_report(results))
     print(f"\nwritten to {output}")
