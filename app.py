@@ -8,6 +8,8 @@ Pure computations live in ``sim.dashboard_*``; this file holds the Streamlit cal
 from __future__ import annotations
 
 import hashlib
+import itertools
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -19,6 +21,9 @@ from models.loading import preset_names, raw_scenario, validate
 from models.scenario import Scenario
 from sim import dashboard_charts as charts
 from sim import dashboard_data as views
+from sim import dashboard_load as fleet
+from sim import dashboard_sweeps as sweeps
+from sim.capacity import Slo
 from sim.dashboard_fields import (
     FieldKind,
     FieldSpec,
@@ -42,10 +47,13 @@ from sim.dashboard_knobs import (
 )
 from sim.metrics import Metric
 from sim.run import Engine, Run
+from sim.sweep.commands import default_metric
+from sim.sweep.plots import Results as SweepResults
 from sim.transports import Transport
 
 DEFAULT_PRESET = "codex-spark"
 DEFAULT_ROLLOUTS = 500
+RESULTS_ROOT = "results"
 Table = dict[str, Any]
 
 # Session-state keys (comments, not docstrings: Streamlit would print bare strings).
@@ -106,6 +114,27 @@ def simulate_all(
         runs.append(simulated(scenario.model_dump_json(), transport, rollouts))
     bar.empty()
     return views.results_of(runs)
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def fleet_point(scenario_json: str, transport: Transport, agents: int) -> dict[str, Any]:
+    """One load point of the fleet engine, cached per scenario, transport and agents."""
+    scenario = Scenario.model_validate_json(scenario_json)
+    return fleet.load_point(scenario, transport, agents)
+
+
+@st.cache_data(show_spinner="searching for the capacity…", max_entries=32)
+def fleet_capacity(
+    scenario_json: str, transport: Transport, slo: Slo, max_agents: int
+) -> dict[str, Any]:
+    """The capacity search of one transport, cached per scenario, SLO and bound."""
+    return fleet.capacity(Scenario.model_validate_json(scenario_json), transport, slo, max_agents)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def sweep_results(path: str, parts: int) -> SweepResults:
+    """A results directory's rows; ``parts`` (finished parts) invalidates a growing sweep."""
+    return SweepResults.load(path)
 
 
 # ---------------------------------------------------------------- scenario panel
@@ -330,7 +359,7 @@ def budget_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     rollouts = rollouts_box.number_input(
         "rollouts", min_value=10, max_value=20_000, value=DEFAULT_ROLLOUTS, step=100
     )
-    key = _simulation_key(scenario, transports, int(rollouts))
+    key = _run_key(scenario, transports, "des", int(rollouts))
     if run_box.button("Simulate (DES)", type="primary"):
         st.session_state.setdefault(SIMULATED, set()).add(key)
     simulated_run = key in st.session_state.get(SIMULATED, set())
@@ -399,8 +428,147 @@ def scaling_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     )
 
 
-def _simulation_key(scenario: Scenario, transports: tuple[Transport, ...], rollouts: int) -> str:
-    text = f"{scenario.model_dump_json()}|{','.join(transports)}|{rollouts}"
+def load_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
+    """Latency and utilization against concurrent agents, and the capacity at an SLO."""
+    load = scenario.load
+    st.caption(
+        f"The fleet engine: agents share the API cell of the scenario's capacity section. Each "
+        f"point simulates {load.duration_s:g} s after a {load.warmup_s:g} s warm-up, "
+        f"{load.replications} replications (change them under Advanced: load)."
+    )
+    text = st.text_input(
+        "concurrent agents (comma-separated)", fleet.DEFAULT_AGENTS, key="load:agents"
+    )
+    try:
+        counts = fleet.agent_counts(text)
+    except ScenarioError as error:
+        st.error(str(error))
+        return
+    key = _run_key(scenario, transports, "load", *counts)
+    if st.button("Simulate the fleet", type="primary"):
+        st.session_state.setdefault(SIMULATED, set()).add(key)
+    if key in st.session_state.get(SIMULATED, set()):
+        bar = st.progress(0.0)
+        points = []
+        total = len(transports) * len(counts)
+        for done, (transport, agents) in enumerate(itertools.product(transports, counts)):
+            bar.progress(done / total, text=f"simulating {transport}: {agents} agents")
+            points.append(fleet_point(scenario.model_dump_json(), transport, agents))
+        bar.empty()
+        st.altair_chart(charts.latency_chart(fleet.latency_frame(points)))
+        st.altair_chart(charts.utilization_chart(fleet.utilization_frame(points)))
+    capacity_view(scenario, transports)
+
+
+def capacity_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
+    st.subheader("Capacity at an SLO")
+    metric_box, limit_box, bound_box = st.columns(3)
+    metric = metric_box.selectbox(
+        "SLO metric", fleet.SLO_NAMES, index=fleet.SLO_NAMES.index(fleet.DEFAULT_SLO.metric)
+    )
+    limit_s = limit_box.number_input(
+        "limit (s)", min_value=0.001, value=fleet.DEFAULT_SLO.limit_s, format="%g"
+    )
+    max_agents = bound_box.number_input(
+        "search up to (agents)", 1, 100_000, 2_000, key="capacity:max_agents"
+    )
+    slo = Slo(metric, float(limit_s))
+    key = _run_key(scenario, transports, "capacity", metric, limit_s, max_agents)
+    if st.button("Find the capacity"):
+        st.session_state.setdefault(SIMULATED, set()).add(key)
+    if key not in st.session_state.get(SIMULATED, set()):
+        return
+    found = {
+        t.value: fleet_capacity(scenario.model_dump_json(), t, slo, int(max_agents))
+        for t in transports
+    }
+    for column, (name, result) in zip(st.columns(len(found)), found.items(), strict=True):
+        failing = result["first_failing_agents"]
+        column.metric(
+            f"{name}: agents meeting {metric} <= {limit_s:g} s",
+            f"{result['capacity_agents']:,}",
+            delta=f"{failing:,} do not" if failing is not None else None,
+            delta_color="off",
+            delta_arrow="off",
+        )
+    baseline = found[transports[0].value]["capacity_agents"]
+    for name, result in list(found.items())[1:]:
+        if baseline:
+            st.markdown(
+                f"#### {name} serves {result['capacity_agents'] / baseline:.2f}x the agents of "
+                f"{transports[0].value} at this SLO."
+            )
+
+
+def sweep_view() -> None:
+    """Open a sweep's results (a directory or an uploaded Parquet file), pick what to plot."""
+    source = st.radio(
+        "results from",
+        ["a results directory", "a Parquet file"],
+        horizontal=True,
+        key="sweep:source",
+    )
+    try:
+        results = _chosen_sweep(source)
+    except ScenarioError as error:
+        st.error(str(error))
+        return
+    if results is None:
+        return
+    st.caption(f"**{results.name}** {results.description}: {results.table.num_rows} rows")
+    kind_box, x_box, y_box, hue_box = st.columns(4)
+    kind = kind_box.selectbox("plot", sweeps.KINDS, key="sweep:kind")
+    metrics = sweeps.metric_columns(results)
+    y = y_box.selectbox("metric", metrics, index=metrics.index(default_metric(metrics)))
+    x = None if kind == "tornado" else x_box.selectbox("x: swept path", results.axes)
+    others = [a for a in results.axes if a != x]
+    hue = None
+    if kind != "tornado":
+        hue = hue_box.selectbox(
+            "vertical axis" if kind == "heat map" else "one line per",
+            [None, *others],
+            key="sweep:hue",
+        )
+    defaults = results.default_transports(y)
+    if kind == "line":
+        chosen = tuple(st.multiselect("transports", results.transports, default=defaults))
+    else:
+        chosen = (st.selectbox("transport", defaults),)
+    where = {}
+    if kind != "tornado":
+        for axis, values in sweeps.free_axes(results, (x, hue), chosen).items():
+            where[axis] = st.select_slider(f"{axis} (fixed)", values, key=f"where:{axis}")
+    try:
+        figure = sweeps.sweep_figure(results, kind, x, y, hue, where, chosen)
+    except ScenarioError as error:
+        st.error(str(error))
+        return
+    st.pyplot(figure, width="content")
+
+
+def _chosen_sweep(source: str) -> SweepResults | None:
+    if source == "a Parquet file":
+        upload = st.file_uploader("sweep rows (Parquet)", type=["parquet"], key="sweep:upload")
+        if upload is None:
+            return None
+        return sweeps.results_from_parquet(upload.name, upload.getvalue())
+    found = [str(p) for p in sweeps.results_dirs(Path(RESULTS_ROOT))]
+    path = st.selectbox(
+        "results directory",
+        found,
+        index=0 if found else None,
+        accept_new_options=True,
+        key="sweep:directory",
+    )
+    if path is None:
+        st.info(f"No sweep results under {RESULTS_ROOT}/ yet: run `loopbudget sweep`.")
+        return None
+    parts = Path(path, "parts")
+    return sweep_results(path, len(list(parts.iterdir())) if parts.is_dir() else 0)
+
+
+def _run_key(scenario: Scenario, transports: tuple[Transport, ...], *extra: Any) -> str:
+    text = f"{scenario.model_dump_json()}|{','.join(transports)}|{extra}"
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -427,8 +595,8 @@ def main() -> None:
         st.info("Pick at least one transport.")
         return
     transports = tuple(Transport(name) for name in chosen)
-    budget, rollout, amdahl, scaling = st.tabs(
-        ["Budget", "One rollout", "Amdahl: decode speed", "Scaling: turns"]
+    budget, rollout, amdahl, scaling, load, sweep = st.tabs(
+        ["Budget", "One rollout", "Amdahl: decode speed", "Scaling: turns", "Load", "Sweeps"]
     )
     with budget:
         budget_view(agent, transports)
@@ -438,7 +606,10 @@ def main() -> None:
         amdahl_view(agent, transports)
     with scaling:
         scaling_view(agent, transports)
-    st.caption("Load (issue 3) and sweep (issue 4) views are not in this dashboard yet.")
+    with load:
+        load_view(scenario, transports)
+    with sweep:
+        sweep_view()
 
 
 main()

@@ -15,6 +15,7 @@ import pandas as pd
 
 from models.stages import STAGES
 from sim.dashboard_knobs import DECODE, DECODE_MARKS_TPS
+from sim.fleet import POOLS
 
 TRANSPORT_COLOURS = {
     "http": "#d62728",
@@ -171,6 +172,68 @@ def scaling_chart(frame: pd.DataFrame, tool_calls: float) -> alt.HConcatChart:
     chart = alt.hconcat(
         panel("api_cpu_s", "API work per rollout (s)"),
         panel("e2e_s", "end-to-end time per rollout (s)"),
+    )
+    return _readable(chart)
+
+
+def latency_chart(frame: pd.DataFrame) -> alt.HConcatChart:
+    """End-to-end time and TTFT against agents: mean solid, p95 dashed, per transport."""
+    colour = _transport_colour(frame["transport"])
+    x = alt.X("agents:Q", title="concurrent agents")
+    dash = alt.StrokeDash(
+        "statistic:N",
+        scale=alt.Scale(domain=["mean", "p95"], range=[[1, 0], [6, 4]]),
+        legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=3, symbolSize=400),
+    )
+
+    def panel(field: str, title: str) -> alt.Chart:
+        return (
+            alt.Chart(frame)
+            .mark_line(point=True, strokeWidth=3)
+            .encode(
+                x=x,
+                y=alt.Y(f"{field}:Q", title=title),
+                color=colour,
+                strokeDash=dash,
+                tooltip=["transport:N", "agents:Q", "statistic:N", f"{field}:Q"],
+            )
+            .properties(height=340, width=440)
+        )
+
+    chart = alt.hconcat(
+        panel("e2e_s", "end-to-end time per rollout (s)"),
+        panel("ttft_ms", "time to first token per turn (ms)"),
+    )
+    return _readable(chart)
+
+
+def utilization_chart(frame: pd.DataFrame) -> alt.FacetChart:
+    """Utilization of each contended pool against agents, one panel per pool."""
+    chart = (
+        alt.Chart(frame)
+        .mark_line(point=True, strokeWidth=3)
+        .encode(
+            x=alt.X("agents:Q", title="concurrent agents"),
+            y=alt.Y(
+                "utilization:Q",
+                title="utilization",
+                axis=alt.Axis(format="%"),
+                scale=alt.Scale(domain=[0, 1]),
+            ),
+            color=_transport_colour(frame["transport"]),
+            tooltip=[
+                "transport:N",
+                "pool:N",
+                "agents:Q",
+                alt.Tooltip("utilization:Q", format=".0%"),
+            ],
+        )
+        .properties(height=220, width=220)
+        .facet(
+            column=alt.Column(
+                "pool:N", title=None, sort=list(POOLS), header=alt.Header(labelFontSize=_FONT_PX)
+            )
+        )
     )
     return _readable(chart)
 

@@ -1,0 +1,102 @@
+"""The sweep explorer's data: results directories or an uploaded Parquet file, and their plots.
+
+The figures are ``sim.sweep.plots``'s own, so the explorer and ``loopbudget
+plot`` draw the same thing from the same rows.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from matplotlib.figure import Figure
+
+from models.errors import ScenarioError
+from sim.sweep.plots import Results, heat_map, line_plot, tornado
+from sim.sweep.rows import BASELINE, ERROR, INTEGER_COLUMNS, TRANSPORT
+from sim.sweep.store import MANIFEST
+
+KINDS = ("line", "heat map", "tornado")
+
+
+def results_dirs(root: Path) -> list[Path]:
+    """Sweep results directories directly under ``root`` (those with a manifest)."""
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if (p / MANIFEST).is_file())
+
+
+def results_from_parquet(file_name: str, content: bytes) -> Results:
+    """Rows of an uploaded Parquet file; swept paths are the dotted column names."""
+    try:
+        table = pq.read_table(io.BytesIO(content))
+    except (pa.ArrowInvalid, OSError) as error:
+        raise ScenarioError(f"{file_name}: not a Parquet file of sweep rows ({error})") from None
+    if TRANSPORT not in table.column_names:
+        raise ScenarioError(f"{file_name}: no {TRANSPORT!r} column; not sweep rows")
+    if ERROR not in table.column_names:
+        table = table.append_column(ERROR, pa.nulls(table.num_rows, pa.string()))
+    baselines = (
+        set(table[BASELINE].drop_null().to_pylist()) if BASELINE in table.column_names else set()
+    )
+    return Results(
+        table=table,
+        name=file_name,
+        description="",
+        axes=tuple(c for c in table.column_names if "." in c),
+        scales={},
+        transports=tuple(dict.fromkeys(table[TRANSPORT].to_pylist())),
+        baseline=next(iter(baselines)) if len(baselines) == 1 else None,
+    )
+
+
+def metric_columns(results: Results) -> list[str]:
+    """Numeric result columns that can go on the y axis (not swept paths or run indices)."""
+    skip = {*results.axes, *INTEGER_COLUMNS}
+    return [
+        field.name
+        for field in results.table.schema
+        if field.name not in skip and pa.types.is_floating(field.type)
+    ]
+
+
+def free_axes(
+    results: Results, shown: tuple[str | None, ...], transports: tuple[str, ...]
+) -> dict[str, list[Any]]:
+    """Swept paths not on the plot that take several values: each must be fixed to one.
+
+    A one-at-a-time sweep leaves an axis null at its base value; nulls are not offered.
+    """
+    table = results.table.filter(pc.is_null(results.table[ERROR]))
+    table = table.filter(pc.is_in(table[TRANSPORT], value_set=pa.array(list(transports))))
+    free = {}
+    for axis in results.axes:
+        if axis in shown:
+            continue
+        values = sorted({v for v in table[axis].to_pylist() if v is not None})
+        if len(values) > 1:
+            free[axis] = values
+    return free
+
+
+def sweep_figure(
+    results: Results,
+    kind: str,
+    x: str | None,
+    y: str,
+    hue: str | None,
+    where: dict[str, Any],
+    transports: tuple[str, ...],
+) -> Figure:
+    """The figure ``loopbudget plot`` would draw; a bad choice raises a one-line ScenarioError."""
+    if kind == "line":
+        return line_plot(results, x, y, hue, where, transports)
+    if kind == "heat map":
+        if hue is None:
+            raise ScenarioError("heat map: pick a second swept path for the vertical axis")
+        return heat_map(results, x, hue, y, where, transports)
+    return tornado(results, y, where, transports)
