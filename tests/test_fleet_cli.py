@@ -1,0 +1,217 @@
+"""``loopbudget load`` and ``loopbudget capacity``: bad input is one line with exit code 2,
+an overloaded point prints UNSTABLE instead of means, and the capacity search returns
+a load that meets the SLO next to one that misses it.
+
+Simulations here use ``tests/data/tiny-fleet.toml`` (five-turn rollouts, pools of one
+or two workers, 2 replications of a 120 s window) or codex-spark with short windows.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from support import CliResult
+
+from models.loading import load_scenario
+from sim.analytic import expect
+from sim.capacity import SLO_METRICS, Slo, evaluate
+from sim.fleet import POOLS
+from sim.transports import Transport
+
+Cli = Callable[..., CliResult]
+TINY = str(Path(__file__).parent / "data" / "tiny-fleet.toml")
+
+
+def assert_one_line_error(result: CliResult, *mentions: str) -> None:
+    """Exit code 2, nothing on stdout, one ``error:`` line naming what was wrong."""
+    assert result.exit_code == 2, result
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    assert "Traceback" not in result.stderr
+    for mention in mentions:
+        assert mention in lines[0], (mention, lines[0])
+
+
+LOAD = ("load", "codex-spark")
+BAD_INPUT = {
+    "zero api workers": (
+        [*LOAD, "--agents", "2", "--set", "capacity.api_workers=0"],
+        ["capacity.api_workers", "= 0", "greater than or equal to 1"],
+    ),
+    "negative safety workers": (
+        [*LOAD, "--agents", "2", "--set", "capacity.safety_workers=-3"],
+        ["capacity.safety_workers", "= -3", "greater than or equal to 1"],
+    ),
+    "zero state-store slots": (
+        [*LOAD, "--agents", "2", "--set", "capacity.state_store_slots=0"],
+        ["capacity.state_store_slots", "= 0", "greater than or equal to 1"],
+    ),
+    "zero replicas": (
+        [*LOAD, "--agents", "2", "--set", "capacity.inference_replicas=0"],
+        ["capacity.inference_replicas", "= 0", "greater than or equal to 1"],
+    ),
+    "zero streams per replica": (
+        [*LOAD, "--agents", "2", "--set", "capacity.streams_per_replica=0"],
+        ["capacity.streams_per_replica", "= 0", "greater than or equal to 1"],
+    ),
+    "negative batching slowdown": (
+        [*LOAD, "--agents", "2", "--set", "capacity.decode_slowdown_per_stream=-0.1"],
+        ["capacity.decode_slowdown_per_stream", "-0.1", "greater than or equal to 0"],
+    ),
+    "zero rate": ([*LOAD, "--rates", "0"], ["--rates", "'0'", "numbers > 0"]),
+    "negative rate": ([*LOAD, "--rates", "-1"], ["--rates", "'-1'", "numbers > 0"]),
+    "one bad rate among good ones": ([*LOAD, "--rates", "1,-2"], ["--rates", "'1,-2'"]),
+    "rate not a number": ([*LOAD, "--rates", "fast"], ["--rates", "'fast'", "numbers > 0"]),
+    "negative rate in the scenario": (
+        [*LOAD, "--rates", "1", "--set", "load.rollouts_per_s=-1"],
+        ["load.rollouts_per_s", "= -1", "greater than 0"],
+    ),
+    "zero agents": ([*LOAD, "--agents", "0"], ["--agents", "'0'", "integers >= 1"]),
+    "fractional agents": ([*LOAD, "--agents", "2.5"], ["--agents", "'2.5'", "integers >= 1"]),
+    "zero agents in the scenario": (
+        [*LOAD, "--agents", "2", "--set", "load.agents=0"],
+        ["load.agents", "= 0", "greater than or equal to 1"],
+    ),
+    "empty load list": ([*LOAD, "--agents", ""], ["--agents", "''", "comma-separated"]),
+    "load list of commas": ([*LOAD, "--agents", ","], ["--agents", "','", "comma-separated"]),
+    "empty rate list": ([*LOAD, "--rates", " , "], ["--rates", "' , '", "comma-separated"]),
+    "both load kinds": (
+        [*LOAD, "--agents", "2", "--rates", "1"],
+        ["--agents", "--rates", "exactly one"],
+    ),
+    "no load points": ([*LOAD], ["--agents", "--rates", "exactly one"]),
+    "zero window": (
+        [*LOAD, "--agents", "2", "--set", "load.duration_s=0"],
+        ["load.duration_s", "= 0", "greater than 0"],
+    ),
+    "one replication": (
+        [*LOAD, "--agents", "2", "--set", "load.replications=1"],
+        ["load.replications", "= 1", "greater than or equal to 2"],
+    ),
+    "unknown SLO metric": (
+        ["capacity", "codex-spark", "--slo", "foo=1"],
+        ["--slo", "'foo'", "unknown SLO metric", *SLO_METRICS],
+    ),
+    "SLO without a limit": (
+        ["capacity", "codex-spark", "--slo", "ttft_p95_s"],
+        ["--slo", "'ttft_p95_s'"],
+    ),
+    "zero SLO limit": (
+        ["capacity", "codex-spark", "--slo", "ttft_p95_s=0"],
+        ["--slo ttft_p95_s", "'0'", "> 0"],
+    ),
+    "SLO limit not a number": (
+        ["capacity", "codex-spark", "--slo", "e2e_mean_s=soon"],
+        ["--slo e2e_mean_s", "'soon'", "> 0"],
+    ),
+    "no SLO": (["capacity", "codex-spark"], ["--slo"]),
+    "zero max agents": (
+        ["capacity", "codex-spark", "--slo", "ttft_p95_s=1", "--max-agents", "0"],
+        ["--max-agents", "0", ">= 1"],
+    ),
+    "zero capacity in a capacity search": (
+        ["capacity", "codex-spark", "--slo", "ttft_p95_s=1", "--set", "capacity.api_workers=0"],
+        ["capacity.api_workers", "= 0", "greater than or equal to 1"],
+    ),
+}
+
+
+@pytest.mark.parametrize(("args", "mentions"), BAD_INPUT.values(), ids=BAD_INPUT.keys())
+def test_bad_load_input_is_one_line_and_exit_code_2(
+    cli: Cli, args: list[str], mentions: list[str]
+) -> None:
+    """Zero or negative capacities and rates, empty load lists, both or neither kind of
+    load, unknown SLO metrics and bad limits: one line naming field, value and rule."""
+    assert_one_line_error(cli(*args), *mentions)
+
+
+OVERLOADED = (
+    "--rates",
+    "0.05,0.5",
+    "--set",
+    "capacity.safety_workers=1",
+    "--set",
+    "load.warmup_s=0",
+    "--set",
+    "load.duration_s=200",
+    "--set",
+    "load.replications=2",
+)
+"""One safety worker completes at most ~0.21 codex-spark rollouts/s (see
+``test_fleet_saturation``): 0.05/s is stable, 0.5/s is not."""
+
+
+def test_load_prints_unstable_and_no_mean_past_capacity(cli: Cli) -> None:
+    """The overloaded point's row says UNSTABLE with no numbers, a note names the pool
+    and its offered load, and the stable point's row still has its latencies."""
+    result = cli("load", "codex-spark", *OVERLOADED)
+    assert result.exit_code == 0, result
+    rows = [line for line in result.stdout.splitlines() if "/s " in line]
+    unstable = [row for row in rows if "0.5/s" in row]
+    stable = [row for row in rows if "0.05/s" in row]
+    assert len(unstable) == 1 and len(stable) == 1, result.stdout
+    assert "UNSTABLE" in unstable[0]
+    assert not re.search(r"\d", unstable[0].replace("0.5/s", "")), unstable[0]
+    assert "UNSTABLE" not in stable[0]
+    assert re.search(r"\d+\.\d/\d+\.\d", stable[0]), "e2e mean/p95 of the stable point"
+    text = " ".join(result.stdout.split())
+    assert "UNSTABLE at 0.5 rollouts/s: offered load on the safety pool" in text
+    assert "grows without bound" in text
+
+
+def test_load_json_of_closed_points_has_latency_throughput_and_utilization(cli: Cli) -> None:
+    """``load --agents 2,4 --json``: one point per load with e2e and TTFT mean and
+    percentiles (ordered), throughput, utilization of every pool in [0, 1], the CI
+    method, and the same bytes again for the same seed."""
+    args = ("load", TINY, "--agents", "2,4", "--json")
+    first = cli(*args)
+    assert first.exit_code == 0, first
+    assert cli(*args).stdout == first.stdout
+    result = json.loads(first.stdout)
+    assert [p["load"]["agents"] for p in result["points"]] == [2, 4]
+    for point in result["points"]:
+        assert point["stable"] and point["replications"] == 2
+        assert "replications" in point["ci_method"]
+        for metric in ("e2e_s", "ttft_s"):
+            latency = point[metric]
+            assert 0 < latency["p50"] <= latency["p95"] <= latency["p99"]
+            low, high = latency["ci95"]
+            assert low <= latency["mean"] <= high
+        assert point["throughput"]["turns_per_s"]["mean"] > 0
+        assert set(point["utilization"]) == set(POOLS)
+        assert all(0 <= u["mean"] <= 1 for u in point["utilization"].values())
+
+
+def test_capacity_search_brackets_the_slo(cli: Cli) -> None:
+    """On the tiny fleet with a TTFT-mean SLO of twice the single-agent HTTP TTFT: for
+    each transport the load at capacity meets the limit, the first failing load
+    misses it, the bracket is within the 5% bisection tolerance (or one agent), the
+    at-capacity value is what a fresh simulation of that load gives, and the ratio
+    printed is ws / http."""
+    s = load_scenario(TINY)
+    limit_s = 2 * expect(s, Transport.HTTP).ttft_mean_s
+    metric = "ttft_mean_s"
+    result = cli("capacity", TINY, "--slo", f"{metric}={limit_s}", "--json")
+    assert result.exit_code == 0, result
+    found = json.loads(result.stdout)["capacity"]
+    for transport in (Transport.HTTP, Transport.WS):
+        entry = found[transport.value]
+        capacity, failing = entry["capacity_agents"], entry["first_failing_agents"]
+        assert capacity >= 1 and failing is not None
+        assert capacity < failing <= capacity + max(1, int(0.05 * capacity))
+        by_agents = {e["agents"]: e for e in entry["evaluations"]}
+        assert entry["at_capacity"][metric]["value_s"] <= limit_s
+        assert by_agents[capacity]["meets"] and not by_agents[failing]["meets"]
+        assert by_agents[failing]["slos"][metric]["value_s"] > limit_s
+        assert entry["at_capacity"] == by_agents[capacity]["slos"]
+    http = found["http"]["capacity_agents"]
+    fresh = evaluate(s, Transport.HTTP, http, [Slo(metric, limit_s)])
+    assert fresh.values[metric]["value_s"] == found["http"]["at_capacity"][metric]["value_s"]
+    ratio = json.loads(result.stdout)["ws_over_http"]
+    assert ratio == pytest.approx(found["ws"]["capacity_agents"] / http)
