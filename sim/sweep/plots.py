@@ -177,7 +177,11 @@ def heat_map(
     figure = Figure(figsize=(7.5, 5), layout="constrained")
     ax = figure.add_subplot()
     mesh = ax.pcolormesh(
-        _edges(xs, results.is_log(x)), _edges(ys, results.is_log(y_axis)), grid, cmap="viridis"
+        _edges(xs, results.is_log(x)),
+        _edges(ys, results.is_log(y_axis)),
+        grid,
+        cmap="viridis",
+        rasterized=True,
     )
     bar = figure.colorbar(mesh, ax=ax)
     bar.set_label(metric_label(metric, chosen[0], results.baseline))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import re
 from typing import Any
 
@@ -13,14 +12,20 @@ from models.scenario import Scenario
 def point_table(base_raw: dict[str, Any], assignments: dict[str, Any]) -> dict[str, Any]:
     """A copy of ``base_raw`` with ``assignments`` (path -> value) set.
 
-    Only the top-level sections the assignments touch are copied, so building a
-    point costs little more than validating it.
+    Only the tables and lists along each assigned path are copied (the rest is
+    shared with ``base_raw``, which is never modified), so building a point
+    costs little next to validating it.  ``set_path`` reports bad paths.
     """
     data = dict(base_raw)
-    for section in {_section(path) for path in assignments}:
-        if section in data:
-            data[section] = copy.deepcopy(data[section])
     for path, value in assignments.items():
+        node: Any = data
+        for key in _keys(path)[:-1]:
+            child = _child(node, key)
+            if not isinstance(child, dict | list):
+                break
+            copied = dict(child) if isinstance(child, dict) else list(child)
+            node[key] = copied
+            node = copied
         set_path(data, path, value)
     return data
 
@@ -33,5 +38,14 @@ def point_scenario(
     return validate(point_table(base_raw, {**assignments, **extra}))
 
 
-def _section(path: str) -> str:
-    return re.split(r"[.\[]", path, maxsplit=1)[0]
+def _keys(path: str) -> list[str | int]:
+    """``workload.tools[0].weight`` -> ["workload", "tools", 0, "weight"], as set_path reads it."""
+    return [int(p) if p.isdigit() else p for p in re.sub(r"\[(\d+)\]", r".\1", path).split(".")]
+
+
+def _child(node: Any, key: str | int) -> Any:
+    if isinstance(node, dict):
+        return node.get(key)
+    if isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+        return node[key]
+    return None

@@ -72,12 +72,14 @@ def flatten(summary: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     """``run --json`` / ``compare --json`` keys flattened with underscores."""
     flat: dict[str, Any] = {}
     for key, value in summary.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            flat.update(flatten(value, f"{name}_"))
+        name = prefix + key
+        if type(value) is float:
+            flat[name] = value
+        elif isinstance(value, dict):
+            flat.update(flatten(value, name + "_"))
         elif key.endswith("ci95"):
             low, high = value if value is not None else (None, None)
-            flat[f"{name}_low"], flat[f"{name}_high"] = _number(name, low), _number(name, high)
+            flat[name + "_low"], flat[name + "_high"] = _number(name, low), _number(name, high)
         elif isinstance(value, list | tuple):
             flat[name] = json.dumps(value)
         else:

@@ -1,0 +1,250 @@
+"""Sweep throughput: ``python -m benchmarks.sweep_bench [--quick] [--output PATH]``.
+
+1. Analytic points per second: the vectorized engine against point-by-point
+   ``sim.analytic.expect``, on the engine alone and end to end (building and
+   validating each point's scenario, evaluating http and ws, building the rows).
+2. DES sweep throughput on a warm local Dask cluster of 1 and of 2 worker
+   processes, and the parallel efficiency (rate with 2 / (2 x rate with 1)).
+
+Each figure is the best of a few repeats, and the load average is printed with
+them: other processes may share the machine.  The analytic figures count this
+process's CPU time (points per CPU second), so they hold under a shared
+machine; the DES figures are wall-clock rates, as parallel efficiency must be.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import platform
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from models.loading import raw_scenario
+from sim.analytic import expect
+from sim.run import Engine, Run, execute
+from sim.sweep.execute import chunk_tasks, run_sweep, sweep_context
+from sim.sweep.points import point_scenario
+from sim.sweep.rows import run_rows
+from sim.sweep.sweepfile import Sweep, SweepFile
+from sim.sweep.tasks import Context, Task, analytic_scenario, run_chunk
+from sim.sweep.vectorized import expect_many
+from sim.transports import Transport
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How much work each measurement does."""
+
+    analytic_points: int
+    reference_points: int
+    """Points evaluated one by one (the slow reference)."""
+    des_points: int
+    des_rollouts: int
+    repeats: int
+
+
+FULL = Sizes(analytic_points=4096, reference_points=512, des_points=64, des_rollouts=200, repeats=3)
+QUICK = Sizes(analytic_points=128, reference_points=32, des_points=4, des_rollouts=10, repeats=1)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes (a smoke check)")
+    parser.add_argument("--skip-des", action="store_true", help="analytic measurements only")
+    parser.add_argument("--output", type=Path, help="also write the results as JSON")
+    args = parser.parse_args(argv)
+    sizes = QUICK if args.quick else FULL
+    results: dict[str, Any] = {
+        "loopbudget_version": version("loopbudget"),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "load_average_before": os.getloadavg()[0],
+        "sizes": asdict(sizes),
+        "analytic": analytic(sizes),
+    }
+    if not args.skip_des:
+        results["des"] = des(sizes)
+    results["load_average_after"] = os.getloadavg()[0]
+    print(report(results))
+    if args.output is not None:
+        args.output.write_text(json.dumps(results, indent=2) + "\n")
+    return results
+
+
+def analytic(sizes: Sizes) -> dict[str, float]:
+    """Points per second, vectorized and point by point; engine alone and end to end."""
+    sweep = _sweep(
+        "analytic",
+        engine="analytic",
+        axes=[
+            {
+                "path": "inference.decode_tps",
+                "start": 30.0,
+                "stop": 5000.0,
+                "num": 64,
+                "scale": "log",
+            },
+            {
+                "path": "workload.tool_calls_per_rollout",
+                "start": 5,
+                "stop": 80,
+                "num": max(1, sizes.analytic_points // 64),
+                "integer": True,
+            },
+        ],
+    )
+    context = sweep_context(sweep)
+    tasks = [task for chunk in chunk_tasks(sweep) for task in chunk]
+    reference = tasks[:: max(1, len(tasks) // sizes.reference_points)]
+    scenarios = [analytic_scenario(context, task) for task in tasks]
+    few = [analytic_scenario(context, task) for task in reference]
+
+    def vectorized_engine() -> None:
+        for transport in context.transports:
+            expect_many(scenarios, transport)
+
+    def point_engine() -> None:
+        for scenario in few:
+            for transport in context.transports:
+                expect(scenario, transport)
+
+    def vectorized_sweep() -> None:
+        for first in range(0, len(tasks), sweep.points_per_part):
+            run_chunk(context, tasks[first : first + sweep.points_per_part])
+
+    def point_sweep() -> None:
+        for task in reference:
+            _point_by_point(context, task)
+
+    cpu = time.process_time
+    engine_vectorized = len(scenarios) / _best(vectorized_engine, sizes.repeats, cpu)
+    engine_point = len(few) / _best(point_engine, sizes.repeats, cpu)
+    sweep_vectorized = len(tasks) / _best(vectorized_sweep, sizes.repeats, cpu)
+    sweep_point = len(reference) / _best(point_sweep, sizes.repeats, cpu)
+    return {
+        "points": len(tasks),
+        "engine_vectorized_points_per_s": engine_vectorized,
+        "engine_point_by_point_points_per_s": engine_point,
+        "engine_ratio": engine_vectorized / engine_point,
+        "sweep_vectorized_points_per_s": sweep_vectorized,
+        "sweep_point_by_point_points_per_s": sweep_point,
+        "sweep_ratio": sweep_vectorized / sweep_point,
+    }
+
+
+def des(sizes: Sizes) -> dict[str, float]:
+    """DES sweep points per second on a warm local cluster of 1 and 2 workers."""
+    from dask.distributed import LocalCluster
+
+    sweep = _sweep(
+        "des",
+        engine="des",
+        rollouts=sizes.des_rollouts,
+        points_per_part=1,
+        axes=[{"path": "network.rtt_ms", "start": 5.0, "stop": 200.0, "num": sizes.des_points}],
+    )
+    rates = {}
+    for workers in (1, 2):
+        with LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        ) as cluster:
+            address = cluster.scheduler_address
+            _warm(sweep, address)
+
+            def once(address: str = address) -> None:
+                with tempfile.TemporaryDirectory() as out:
+                    run_sweep(sweep, Path(out), scheduler=address, show_progress=False)
+
+            rates[workers] = sweep.runs / _best(once, sizes.repeats)
+    return {
+        "points": sweep.runs,
+        "rollouts_per_point": sizes.des_rollouts,
+        "transports": len(sweep.file.transports),
+        "points_per_s_1_worker": rates[1],
+        "points_per_s_2_workers": rates[2],
+        "speedup": rates[2] / rates[1],
+        "parallel_efficiency": rates[2] / (2 * rates[1]),
+    }
+
+
+def report(results: dict[str, Any]) -> str:
+    a = results["analytic"]
+    lines = [
+        f"loopbudget {results['loopbudget_version']}, Python {results['python']}, "
+        f"{results['cpus']} CPUs, load average {results['load_average_before']:.1f} before, "
+        f"{results['load_average_after']:.1f} after",
+        f"analytic, {a['points']:,} points x 2 transports, points per CPU second:",
+        f"  engine only:  vectorized {a['engine_vectorized_points_per_s']:,.0f}, "
+        f"point by point {a['engine_point_by_point_points_per_s']:,.0f}, "
+        f"ratio {a['engine_ratio']:.1f}",
+        f"  end to end:   vectorized {a['sweep_vectorized_points_per_s']:,.0f}, "
+        f"point by point {a['sweep_point_by_point_points_per_s']:,.0f}, "
+        f"ratio {a['sweep_ratio']:.1f}",
+    ]
+    if "des" in results:
+        d = results["des"]
+        lines += [
+            f"des, {d['points']} points x {d['transports']} transports x "
+            f"{d['rollouts_per_point']} rollouts, warm LocalCluster, wall clock:",
+            f"  1 worker {d['points_per_s_1_worker']:.2f} points/s, "
+            f"2 workers {d['points_per_s_2_workers']:.2f} points/s, "
+            f"speedup {d['speedup']:.2f}, parallel efficiency {d['parallel_efficiency']:.0%}",
+        ]
+    return "\n".join(lines)
+
+
+def _point_by_point(context: Context, task: Task) -> None:
+    """What a sweep without the vectorized engine does for one point."""
+    scenario = point_scenario(context.base_raw, task.assignments, task.seed)
+    runs: dict[Transport, Run] = {
+        t: execute(context.spec(t), scenario, Engine.ANALYTIC, context.rollouts)
+        for t in context.transports
+    }
+    run_rows(task.head(context), runs, context.baseline)
+
+
+def _sweep(name: str, **fields: Any) -> Sweep:
+    """A sweep around codex-spark comparing http (the baseline) with ws."""
+    file = SweepFile.model_validate(
+        {"name": name, "base": "codex-spark", "transports": ["http", "ws"], **fields}
+    )
+    base_raw = raw_scenario("codex-spark")
+    text = f"# benchmark sweep {name}\n"
+    return Sweep(file, name, text, base_raw, (base_raw["seed"],), Transport.HTTP)
+
+
+def _warm(sweep: Sweep, address: str) -> None:
+    """Import the engine in every worker before timing."""
+    from dask.distributed import Client
+
+    with Client(address) as client:
+        client.run(lambda: __import__("sim.sweep.tasks"))
+
+
+def _best(
+    work: Callable[[], None], repeats: int, clock: Callable[[], float] = time.perf_counter
+) -> float:
+    """The shortest of ``repeats`` runs of ``work``, in seconds of ``clock``."""
+    times = []
+    for _ in range(repeats):
+        started = clock()
+        work()
+        times.append(clock() - started)
+    return min(times)
+
+
+if __name__ == "__main__":
+    main()
