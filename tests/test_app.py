@@ -46,8 +46,10 @@ TIMEOUT_S = 60
 
 
 @pytest.fixture
-def app() -> AppTest:
-    """The dashboard after its first run, on the default preset."""
+def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
+    """The dashboard after its first run, on the default preset, in an empty directory
+    (so no local sweep results show up)."""
+    monkeypatch.chdir(tmp_path)
     return AppTest.from_file(APP, default_timeout=TIMEOUT_S).run()
 
 
