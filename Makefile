@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint format bench clean
+.PHONY: setup demo test lint format bench dashboard clean
 
 setup: $(VENV)/.installed
 
@@ -29,6 +29,9 @@ format: setup
 
 bench: setup  ## speed and memory, as ratios against a bare SimPy skeleton
 	$(BIN)/python -m benchmarks.run
+
+dashboard: setup  ## the what-if dashboard on http://127.0.0.1:8501
+	$(BIN)/streamlit run app.py --server.address 127.0.0.1 --server.headless true --client.toolbarMode minimal
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build *.egg-info
