@@ -274,6 +274,8 @@ Component = Annotated[
     Field(discriminator="kind"),
 ]
 Distribution = Annotated[Component, BeforeValidator(_number_is_constant)]
+KINDS = ("constant", "exponential", "lognormal", "uniform", "empirical", "mixture")
+"""The ``kind`` tags of the distributions."""
 """A field type: a bare number (constant) or a table with ``kind``."""
 
 Mixture.model_rebuild()

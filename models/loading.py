@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from models.distributions import KINDS
 from models.errors import ScenarioError, one_line
 from models.scenario import Scenario
 
@@ -45,6 +46,15 @@ def raw_scenario(source: str) -> dict[str, Any]:
 def load_scenario(source: str, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
     """Load a preset name or a TOML path, apply ``PATH=VALUE`` overrides, validate."""
     data = raw_scenario(source)
+    for assignment in overrides:
+        path, value = parse_assignment(assignment)
+        set_path(data, path, value)
+    return validate(data)
+
+
+def with_changes(scenario: Scenario, overrides: list[str] | tuple[str, ...]) -> Scenario:
+    """A validated copy of ``scenario`` with ``PATH=VALUE`` overrides applied."""
+    data = scenario.model_dump(mode="json", by_alias=True)
     for assignment in overrides:
         path, value = parse_assignment(assignment)
         set_path(data, path, value)
@@ -126,7 +136,9 @@ def _read_source(source: str) -> tuple[str, Path | None]:
 def _merge(base: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:
     merged = dict(base)
     for key, value in change.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict) and "kind" not in value:
+        # A distribution is replaced whole; a section is merged key by key.
+        is_distribution = isinstance(value, dict) and value.get("kind") in KINDS
+        if isinstance(value, dict) and isinstance(merged.get(key), dict) and not is_distribution:
             merged[key] = _merge(merged[key], value)
         else:
             merged[key] = value

@@ -10,6 +10,7 @@ import numpy as np
 from scipy.special import stdtrit
 
 from models.errors import ScenarioError
+from models.loading import with_changes
 from models.scenario import Scenario
 from models.stages import STAGES
 from sim.analytic import expect
@@ -37,6 +38,8 @@ def parse_slo(text: str) -> Slo:
     """``metric=limit_s``, e.g. ``ttft_p95_s=1.0``."""
     metric, sep, value = text.partition("=")
     allowed = ", ".join(SLO_METRICS)
+    if metric in SLO_METRICS and not sep:
+        raise ScenarioError(f"--slo {metric}: missing its limit, e.g. {metric}=1.0 (seconds)")
     if not sep or metric not in SLO_METRICS:
         raise ScenarioError(f"--slo {text!r}: unknown SLO metric {metric!r}; allowed: {allowed}")
     try:
@@ -62,8 +65,7 @@ def slo_value(slo: Slo, replication: Replication) -> float:
 
 def with_agents(scenario: Scenario, agents: int) -> Scenario:
     """The scenario under a closed population of ``agents``."""
-    load = scenario.load.model_copy(update={"kind": "closed", "agents": agents})
-    return scenario.model_copy(update={"load": load})
+    return with_changes(scenario, ['load.kind="closed"', f"load.agents={agents}"])
 
 
 def saturation_estimate(scenario: Scenario, transport: Transport) -> int:

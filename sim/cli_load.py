@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from models.errors import ScenarioError
+from models.loading import with_changes
 from sim.capacity import Evaluation, parse_slo, search, with_agents
 from sim.fleet import POOLS
 from sim.fleet_summary import fleet_summary, run_fleet
@@ -54,12 +55,8 @@ def load(
         points = [with_agents(scenario, n) for n in parse_points("--agents", agents, int)]
     else:
         points = [
-            scenario.model_copy(
-                update={
-                    "load": scenario.load.model_copy(update={"kind": "open", "rollouts_per_s": r})
-                }
-            )
-            for r in parse_points("--rates", rates, float)
+            with_changes(scenario, ['load.kind="open"', f"load.rollouts_per_s={rate!r}"])
+            for rate in parse_points("--rates", rates, float)
         ]
     results = [
         fleet_summary(spec, point, parsed.transport, run_fleet(point, parsed.transport))

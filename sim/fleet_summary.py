@@ -38,12 +38,13 @@ def offered_load(scenario: Scenario, transport: Transport) -> dict[str, float]:
     rate = scenario.load.rollouts_per_s
     c = scenario.capacity
     store_s = budget["state_load"] if transport is not Transport.HTTP_FULL else 0.0
-    return {
+    offered = {
         "api": rate * e.api_cpu_s / c.api_workers,
         "state_store": rate * store_s / c.state_store_slots,
         "safety": rate * budget["safety"] / c.safety_workers,
         "inference": rate * (budget["prefill"] + budget["decode"]) / c.inference_slots,
     }
+    return {pool: float(value) for pool, value in offered.items()}
 
 
 def fleet_summary(
@@ -135,7 +136,7 @@ def _stability(
         return {"stable": True, "offered_load": None, "unstable_reason": None}
     offered = offered_load(scenario, transport)
     worst = max(offered, key=offered.get)
-    stable = offered[worst] < 1.0
+    stable = bool(offered[worst] < 1.0)
     reason = None
     backlog = float(np.mean([r.mean_in_system for r in replications]))
     at_end = float(np.mean([r.in_system_at_end for r in replications]))
