@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from benchmarks import dashboard_recompute
 from models.errors import ScenarioError
 from models.loading import load_scenario, preset_names, raw_scenario, validate
 from models.scenario import Scenario
@@ -480,3 +482,13 @@ def test_evaluate_compares_each_transport_with_the_first() -> None:
     results = evaluate(scenario, list(Transport))
     assert results.baseline == "http"
     assert set(results.comparisons) == {"http-full", "ws", "ws-append"}
+
+
+def test_the_recompute_benchmark_reports_its_ratio(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.argv", ["dashboard_recompute", "--repeats", "1"])
+    dashboard_recompute.main()
+    out = capsys.readouterr().out
+    assert re.search(r"analytic recompute, one knob +[\d.]+ ms += +\d+ x expect\(\)", out)
+    assert "one-rollout timeline" in out
