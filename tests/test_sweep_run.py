@@ -13,7 +13,7 @@ import pytest
 
 from models.errors import ScenarioError
 from sim.run import Spec
-from sim.sweep.execute import _evaluate, chunk_tasks, run_sweep, sweep_context
+from sim.sweep.execute import _client, _on_dask, chunk_tasks, run_sweep, sweep_context
 from sim.sweep.store import MANIFEST, SWEEP_FILE, ResultsDir, read_results
 from sim.sweep.sweepfile import load_sweep
 from sim.sweep.tasks import Context, run_chunk
@@ -224,7 +224,8 @@ def test_an_exception_escaping_a_worker_becomes_error_rows_of_its_chunk(
     sweep = load_sweep(write(tmp_path, ANALYTIC))
     context = _ExplodingContext(**vars(sweep_context(sweep)))
     pending = dict(enumerate(chunk_tasks(sweep)))
-    finished = dict(_evaluate(context, pending, None, cluster.scheduler_address))
+    with _client(None, cluster.scheduler_address) as client:
+        finished = dict(_on_dask(client, context, pending))
     assert sorted(finished) == sorted(pending)
     for number, rows in finished.items():
         assert [row["point"] for row in rows] == [t.point for t in pending[number] for _ in "ab"]

@@ -48,19 +48,23 @@ def sweep(file: Path, out: Path, workers: int | None, scheduler: str | None, res
         raise ScenarioError(f"--workers = {workers}: must be >= 0")
     loaded = load_sweep(file)
     outcome = run_sweep(loaded, out, workers, scheduler, resume)
+    unit = "points" if len(loaded.seeds) == 1 else "points x seeds"
     shape = (
         f"{loaded.runs // len(loaded.seeds):,} points x {len(loaded.file.transports)} "
         f"transports x {len(loaded.seeds)} seeds"
     )
     click.echo(f"{loaded.file.name}: {outcome.rows:,} rows ({shape}) in {out}")
     resumed = f", {outcome.resumed:,} already done" if outcome.resumed else ""
+    startup = (
+        f" after {outcome.startup_s:.1f} s starting workers" if outcome.startup_s > 0.5 else ""
+    )
     click.echo(
-        f"ran {outcome.computed:,} points in {outcome.seconds:.2f} s "
-        f"({outcome.runs_per_s:,.0f} points/s){resumed}; {outcome.failed:,} failed"
+        f"ran {outcome.computed:,} {unit} in {outcome.seconds:.2f} s "
+        f"({outcome.runs_per_s:,.0f} {unit}/s){startup}{resumed}; {outcome.failed:,} failed"
     )
     if outcome.failed:
         click.echo(
-            f"{outcome.failed:,} of {outcome.runs:,} points failed; their rows carry the error, "
+            f"{outcome.failed:,} of {outcome.runs:,} {unit} failed; their rows carry the error, "
             f"e.g. {outcome.first_error}",
             err=True,
         )

@@ -53,6 +53,9 @@ class Outcome:
     """Runs (point x seed) found finished when the sweep started."""
     computed: int
     seconds: float
+    """Evaluating and writing, after the workers were ready."""
+    startup_s: float
+    """Starting (or connecting to) the workers."""
 
     @property
     def runs_per_s(self) -> float:
@@ -79,12 +82,18 @@ def run_sweep(
     chunks = chunk_tasks(sweep)
     pending = {number: tasks for number, tasks in enumerate(chunks) if number not in finished}
     resumed = sum(len(tasks) for number, tasks in enumerate(chunks) if number in finished)
-    started = time.perf_counter()
-    with _progress(sweep, resumed, show_progress) as (bar, task):
-        for number, rows in _evaluate(context, pending, workers, scheduler):
-            results.write_part(number, rows)
-            bar.advance(task, len(pending[number]))
-    seconds = time.perf_counter() - started
+    opened = time.perf_counter()
+    with _client(workers if pending else 0, scheduler if pending else None) as client:
+        started = time.perf_counter()
+        if client is None:
+            evaluated = _in_process(context, pending)
+        else:
+            evaluated = _on_dask(client, context, pending)
+        with _progress(sweep, resumed, show_progress) as (bar, task):
+            for number, rows in evaluated:
+                results.write_part(number, rows)
+                bar.advance(task, len(pending[number]))
+        seconds = time.perf_counter() - started
     table = read_results(out)
     failed, first_error = failures(table)
     return Outcome(
@@ -95,6 +104,7 @@ def run_sweep(
         resumed=resumed,
         computed=sweep.runs - resumed,
         seconds=seconds,
+        startup_s=started - opened,
     )
 
 
@@ -128,40 +138,46 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
-def _evaluate(
-    context: Context, pending: dict[int, list[Task]], workers: int | None, scheduler: str | None
+def _in_process(context: Context, pending: dict[int, list[Task]]) -> Iterator[tuple[int, Rows]]:
+    """Chunks evaluated here, in order."""
+    for number, tasks in pending.items():
+        yield number, run_chunk(context, tasks)
+
+
+def _on_dask(
+    client: Any, context: Context, pending: dict[int, list[Task]]
 ) -> Iterator[tuple[int, Rows]]:
-    if scheduler is None and workers == 0:
-        for number, tasks in pending.items():
-            yield number, run_chunk(context, tasks)
-        return
+    """Chunks evaluated by Dask workers, as they finish; a chunk that raised gives error rows."""
     from dask.distributed import as_completed
 
-    with _client(workers, scheduler) as client:
-        shared = client.scatter(context, broadcast=True, hash=False)
-        futures = {
-            client.submit(run_chunk, shared, tasks, pure=False): number
-            for number, tasks in pending.items()
-        }
-        for future in as_completed(futures):
-            number = futures.pop(future)
-            if future.status == "error":
-                error = future.exception()
-                rows = [
-                    row
-                    for task in pending[number]
-                    for row in error_rows(
-                        task.head(context), context.transports, context.baseline, error
-                    )
-                ]
-            else:
-                rows = future.result()
-            future.release()
-            yield number, rows
+    shared = client.scatter(context, broadcast=True, hash=False)
+    futures = {
+        client.submit(run_chunk, shared, tasks, pure=False): number
+        for number, tasks in pending.items()
+    }
+    for future in as_completed(futures):
+        number = futures.pop(future)
+        if future.status == "error":
+            error = future.exception()
+            rows = [
+                row
+                for task in pending[number]
+                for row in error_rows(
+                    task.head(context), context.transports, context.baseline, error
+                )
+            ]
+        else:
+            rows = future.result()
+        future.release()
+        yield number, rows
 
 
 @contextmanager
 def _client(workers: int | None, scheduler: str | None) -> Iterator[Any]:
+    """A Dask client: of ``scheduler``, else of a new local cluster; None for ``workers = 0``."""
+    if scheduler is None and workers == 0:
+        yield None
+        return
     from dask.distributed import Client, LocalCluster
 
     if scheduler is not None:
