@@ -31,7 +31,8 @@ bench: setup  ## speed and memory, as ratios against a bare SimPy skeleton
 	$(BIN)/python -m benchmarks.run
 
 dashboard: setup  ## the what-if dashboard on http://127.0.0.1:8501
-	$(BIN)/streamlit run app.py --server.address 127.0.0.1 --server.headless true --client.toolbarMode minimal
+	$(BIN)/streamlit run app.py --server.address 127.0.0.1 --server.headless true --client.toolbarMode minimal \
+		--browser.gatherUsageStats false
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build *.egg-info
