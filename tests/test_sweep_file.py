@@ -163,6 +163,10 @@ BAD = {
         "design = 'one-at-a-time': axes need values or ranges",
     ),
     "repeated path": (HEAD + AXIS + AXIS, "path 'network.rtt_ms' appears more than once"),
+    "seed as an axis": (
+        HEAD + '[[axes]]\npath = "seed"\nvalues = [1, 2]\n',
+        "axes: path 'seed': give the seeds with seeds = [...] or replications = N",
+    ),
     "unknown preset": (
         HEAD.replace('"codex-spark"', '"codex-turbo"') + AXIS,
         "preset = 'codex-turbo': unknown preset; allowed:",

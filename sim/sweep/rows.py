@@ -46,9 +46,14 @@ class Head:
     engine: str
 
     def row(self, transport: Transport, baseline: Transport | None) -> dict[str, Any]:
-        row = {POINT: self.point, **self.params, TRANSPORT: transport.value, SEED: self.seed}
-        row[ENGINE] = self.engine
-        row[ERROR] = None
+        row = {
+            POINT: self.point,
+            **self.params,
+            TRANSPORT: transport.value,
+            SEED: self.seed,
+            ENGINE: self.engine,
+            ERROR: None,
+        }
         if baseline is not None:
             row[BASELINE] = baseline.value
         return row

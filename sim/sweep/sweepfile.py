@@ -207,6 +207,8 @@ def _check(file: SweepFile, source: str) -> None:
     for path in paths:
         if paths.count(path) > 1:
             fail(f"axes: path {path!r} appears more than once")
+    if "seed" in paths:
+        fail("axes: path 'seed': give the seeds with seeds = [...] or replications = N")
     for index, axis in enumerate(file.axes):
         problem = _axis_problem(axis)
         if problem:
