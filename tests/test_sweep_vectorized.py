@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from models.loading import raw_scenario
 from models.scenario import Scenario
@@ -74,6 +76,38 @@ def no_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_many_points_at_once_equal_point_by_point(transport: Transport) -> None:
     points = varied_points()
     for found, scenario in zip(expect_many(points, transport), points, strict=True):
+        assert_equal(found, expect(scenario, transport))
+
+
+CALLS = st.one_of(
+    st.integers(0, 60),
+    st.lists(st.integers(0, 50), min_size=1, max_size=4, unique=True).map(
+        lambda values: {"kind": "empirical", "values": values, "weights": [1.0] * len(values)}
+    ),
+)
+POINT = st.fixed_dictionaries(
+    {
+        "workload.tool_calls_per_rollout": CALLS,
+        "network.rtt_ms": st.floats(0.0, 500.0),
+        "inference.decode_tps": st.floats(10.0, 5000.0),
+        "api.render_cache_hit_prob": st.floats(0.0, 1.0),
+        "connection.ws_drops_per_hour": st.floats(0.0, 600.0),
+        "connection.ws_lifetime_s": st.floats(1.0, 3600.0),
+        "client.keepalive_idle_s": st.floats(0.01, 10.0),
+        "inference.prefix_cache_hit_fraction": st.floats(0.0, 1.0),
+    }
+)
+
+
+@pytest.mark.usefixtures("no_fallback")
+@settings(max_examples=25, deadline=None)
+@given(points=st.lists(POINT, min_size=1, max_size=6), transport=st.sampled_from(list(Transport)))
+def test_any_mix_of_valid_points_equals_point_by_point(
+    points: list[dict[str, Any]], transport: Transport
+) -> None:
+    base = raw_scenario("codex-spark")
+    scenarios = [point_scenario(base, assignments) for assignments in points]
+    for found, scenario in zip(expect_many(scenarios, transport), scenarios, strict=True):
         assert_equal(found, expect(scenario, transport))
 
 
