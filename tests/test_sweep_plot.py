@@ -11,8 +11,8 @@ import pyarrow as pa
 import pytest
 from scipy import stats
 
+from sim.sweep.bands import aggregate
 from sim.sweep.execute import run_sweep
-from sim.sweep.plots import _aggregate
 from sim.sweep.sweepfile import load_sweep
 
 SWEEPS = Path(__file__).resolve().parent.parent / "sweeps"
@@ -194,7 +194,7 @@ def test_a_directory_without_results_exits_2(tmp_path: Path, cli) -> None:
 
 def test_bands_over_seeds_are_t_intervals_of_the_mean() -> None:
     rows = pa.table({"x": [1.0, 1.0, 1.0, 2.0, 2.0, 2.0], "y": [1.0, 2.0, 4.0, 5.0, 5.0, 8.0]})
-    xs, mean, low, high = _aggregate(rows, "x", "y")
+    xs, mean, low, high = aggregate(rows, "x", "y")
     assert list(xs) == [1.0, 2.0]
     assert list(mean) == pytest.approx([7 / 3, 6.0])
     half = stats.t.ppf(0.975, 2) * np.array([np.std([1, 2, 4], ddof=1), np.std([5, 5, 8], ddof=1)])
@@ -206,7 +206,7 @@ def test_one_seed_uses_the_runs_own_interval_and_the_analytic_engine_has_none() 
     des = pa.table(
         {"x": [2.0, 1.0], "y_mean": [5.0, 3.0], "y_ci95_low": [4.0, 2.5], "y_ci95_high": [6.0, 3.5]}
     )
-    _, mean, low, high = _aggregate(des, "x", "y_mean")
+    _, mean, low, high = aggregate(des, "x", "y_mean")
     assert list(mean) == [3.0, 5.0] and list(low) == [2.5, 4.0] and list(high) == [3.5, 6.0]
     analytic = pa.table(
         {
@@ -216,7 +216,7 @@ def test_one_seed_uses_the_runs_own_interval_and_the_analytic_engine_has_none() 
             "y_ci95_high": [None, None],
         }
     )
-    assert _aggregate(analytic, "x", "y_mean")[2] is None
+    assert aggregate(analytic, "x", "y_mean")[2] is None
 
 
 @pytest.mark.parametrize("script", ["amdahl", "turns_x_decode", "tornado"])

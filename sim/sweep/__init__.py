@@ -5,6 +5,6 @@ The modules, in the order a sweep flows through them: ``sweepfile`` (the TOML
 model), ``design`` (points), ``points`` (a point's scenario), ``vectorized``
 (the analytic engine over many points at once), ``rows`` (flat result rows),
 ``tasks`` (what a worker runs), ``store`` (the results directory),
-``execute`` (local or Dask execution with progress), ``plots`` and ``labels``
-(figures), ``commands`` (the ``sweep`` and ``plot`` commands).
+``execute`` (local or Dask execution with progress), ``plots``, ``bands`` and
+``labels`` (figures), ``commands`` (the ``sweep`` and ``plot`` commands).
 """

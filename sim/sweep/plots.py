@@ -3,9 +3,7 @@
 Plots only read results.  Rows that failed are left out.  Every swept path
 that is neither on an axis nor the hue must take a single value among the
 plotted rows (fix it with ``where``), so no point is silently averaged with
-another.  Bands: with several seeds per point, a t interval of the mean over
-seeds; with one seed, the run's own 95% CI when the DES gave one; the analytic
-engine has none.
+another.  Bands are ``sim.sweep.bands``'s.
 """
 
 from __future__ import annotations
@@ -23,9 +21,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, PercentFormatter
-from scipy import stats
 
 from models.errors import ScenarioError
+from sim.sweep.bands import aggregate
 from sim.sweep.labels import is_reduction, metric_label, parameter_label, unit
 from sim.sweep.rows import ERROR, TRANSPORT
 from sim.sweep.store import MANIFEST, SWEEP_FILE, read_results
@@ -128,7 +126,7 @@ def line_plot(
     series = _groups(table, keys)
     colours = _colours(len(series))
     for colour, (key, rows) in zip(colours, series.items(), strict=True):
-        xs, mean, low, high = _aggregate(rows, x, y)
+        xs, mean, low, high = aggregate(rows, x, y)
         label = key[0] if hue is None else f"{key[0]}, {hue} = {_short(key[1])}"
         ax.plot(xs, mean, color=colour, label=label, marker="o" if xs.size <= 12 else None)
         if low is not None:
@@ -228,7 +226,7 @@ def tornado(
         alone = table.filter(pa.array(chosen_alone))
         if alone.num_rows == 0:
             continue
-        values, mean, _, _ = _aggregate(alone, axis, metric)
+        values, mean, _, _ = aggregate(alone, axis, metric)
         bars.append((axis, values[0], values[-1], mean[0], mean[-1]))
     bars.sort(key=lambda bar: abs(bar[4] - bar[3]))
     figure = Figure(figsize=(8, 0.42 * len(bars) + 1.6), layout="constrained")
@@ -258,39 +256,6 @@ def save(figure: Figure, base: Path) -> list[Path]:
     for path in paths:
         figure.savefig(path, dpi=150)
     return paths
-
-
-def _aggregate(
-    rows: pa.Table, x: str, y: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """Per distinct x: the mean of y and a 95% band (see the module docstring)."""
-    xs_all = rows[x].to_numpy(zero_copy_only=False)
-    ys_all = rows[y].to_numpy(zero_copy_only=False).astype(float)
-    xs = np.unique(xs_all)
-    index = np.searchsorted(xs, xs_all)
-    count = np.bincount(index, minlength=xs.size)
-    mean = np.bincount(index, weights=ys_all, minlength=xs.size) / count
-    if count.min() >= 2:
-        square = np.bincount(index, weights=(ys_all - mean[index]) ** 2, minlength=xs.size)
-        half = stats.t.ppf(0.975, count - 1) * np.sqrt(square / (count - 1) / count)
-        return xs, mean, mean - half, mean + half
-    low_column, high_column = _ci_columns(rows, y)
-    if low_column is None or count.max() > 1:
-        return xs, mean, None, None
-    order = np.argsort(xs_all)
-    low = rows[low_column].to_numpy(zero_copy_only=False).astype(float)[order]
-    high = rows[high_column].to_numpy(zero_copy_only=False).astype(float)[order]
-    if np.isnan(low).any() or np.isnan(high).any():
-        return xs, mean, None, None
-    return xs, mean, low, high
-
-
-def _ci_columns(rows: pa.Table, y: str) -> tuple[str | None, str | None]:
-    stem = y.removesuffix("_mean")
-    low, high = f"{stem}_ci95_low", f"{stem}_ci95_high"
-    if low in rows.column_names and high in rows.column_names:
-        return low, high
-    return None, None
 
 
 def _groups(table: pa.Table, keys: list[str]) -> dict[tuple[Any, ...], pa.Table]:
