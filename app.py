@@ -137,6 +137,20 @@ def sweep_results(path: str, parts: int) -> SweepResults:
     return SweepResults.load(path)
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def sweep_png(
+    source: str,
+    _results: SweepResults,
+    choice: tuple[str, str | None, str, str | None],
+    where: tuple[tuple[str, Any], ...],
+    transports: tuple[str, ...],
+) -> bytes:
+    """A sweep figure as PNG, drawn once per source and choice (kind, x, metric, hue)."""
+    kind, x, y, hue = choice
+    figure = sweeps.sweep_figure(_results, kind, x, y, hue, dict(where), transports)
+    return sweeps.png_bytes(figure)
+
+
 # ---------------------------------------------------------------- scenario panel
 
 
@@ -509,17 +523,24 @@ def sweep_view() -> None:
         key="sweep:source",
     )
     try:
-        results = _chosen_sweep(source)
+        chosen_sweep = _chosen_sweep(source)
     except ScenarioError as error:
         st.error(str(error))
         return
-    if results is None:
+    if chosen_sweep is None:
         return
+    key, results = chosen_sweep
     st.caption(f"**{results.name}** {results.description}: {results.table.num_rows} rows")
+    metrics = sweeps.metric_columns(results)
+    if not metrics:
+        st.info("These rows have no numeric result columns to plot.")
+        return
     kind_box, x_box, y_box, hue_box = st.columns(4)
     kind = kind_box.selectbox("plot", sweeps.KINDS, key="sweep:kind")
-    metrics = sweeps.metric_columns(results)
-    y = y_box.selectbox("metric", metrics, index=metrics.index(default_metric(metrics)))
+    preferred = default_metric(metrics)
+    y = y_box.selectbox(
+        "metric", metrics, index=metrics.index(preferred) if preferred in metrics else 0
+    )
     x = None if kind == "tornado" else x_box.selectbox("x: swept path", results.axes)
     others = [a for a in results.axes if a != x]
     hue = None
@@ -539,19 +560,20 @@ def sweep_view() -> None:
         for axis, values in sweeps.free_axes(results, (x, hue), chosen).items():
             where[axis] = st.select_slider(f"{axis} (fixed)", values, key=f"where:{axis}")
     try:
-        figure = sweeps.sweep_figure(results, kind, x, y, hue, where, chosen)
+        png = sweep_png(key, results, (kind, x, y, hue), tuple(where.items()), chosen)
     except ScenarioError as error:
         st.error(str(error))
         return
-    st.pyplot(figure, width="content")
+    st.image(png)
 
 
-def _chosen_sweep(source: str) -> SweepResults | None:
+def _chosen_sweep(source: str) -> tuple[str, SweepResults] | None:
+    """(a key naming the rows' source and version, the rows), or None before a choice."""
     if source == "a Parquet file":
         upload = st.file_uploader("sweep rows (Parquet)", type=["parquet"], key="sweep:upload")
         if upload is None:
             return None
-        return sweeps.results_from_parquet(upload.name, upload.getvalue())
+        return upload.file_id, sweeps.results_from_parquet(upload.name, upload.getvalue())
     found = [str(p) for p in sweeps.results_dirs(Path(RESULTS_ROOT))]
     path = st.selectbox(
         "results directory",
@@ -564,7 +586,8 @@ def _chosen_sweep(source: str) -> SweepResults | None:
         st.info(f"No sweep results under {RESULTS_ROOT}/ yet: run `loopbudget sweep`.")
         return None
     parts = Path(path, "parts")
-    return sweep_results(path, len(list(parts.iterdir())) if parts.is_dir() else 0)
+    count = len(list(parts.iterdir())) if parts.is_dir() else 0
+    return f"{path}|{count}", sweep_results(path, count)
 
 
 def _run_key(scenario: Scenario, transports: tuple[Transport, ...], *extra: Any) -> str:

@@ -21,6 +21,7 @@ from sim.sweep.rows import BASELINE, ERROR, INTEGER_COLUMNS, TRANSPORT
 from sim.sweep.store import MANIFEST
 
 KINDS = ("line", "heat map", "tornado")
+PNG_DPI = 130
 
 
 def results_dirs(root: Path) -> list[Path]:
@@ -100,3 +101,10 @@ def sweep_figure(
             raise ScenarioError("heat map: pick a second swept path for the vertical axis")
         return heat_map(results, x, hue, y, where, transports)
     return tornado(results, y, where, transports)
+
+
+def png_bytes(figure: Figure) -> bytes:
+    """The figure as PNG."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=PNG_DPI)
+    return buffer.getvalue()
