@@ -214,8 +214,9 @@ def _progress(sweep: Sweep, resumed: int, enabled: bool) -> Iterator[tuple[Progr
         TextColumn(unit),
         _RateColumn(),
         TimeElapsedColumn(),
-        TextColumn("left"),
+        TextColumn("elapsed"),
         TimeRemainingColumn(),
+        TextColumn("left"),
     )
     with Progress(*columns, console=Console(stderr=True), disable=not enabled) as bar:
         yield bar, bar.add_task(sweep.file.name, total=sweep.runs, completed=resumed)
