@@ -131,8 +131,8 @@ def amdahl_chart(curve: pd.DataFrame, current: pd.DataFrame, baseline: str) -> a
     rules = alt.Chart(marks).mark_rule(strokeDash=[6, 4], color="#666").encode(x=x)
     rule_text = (
         alt.Chart(marks)
-        .mark_text(align="right", dx=-6, fontSize=_FONT_PX - 2, color="#444")
-        .encode(x=x, y=alt.value(_AMDAHL_PX - 12), text="label:N")
+        .mark_text(align="right", dx=-6, dy=-10, fontSize=_FONT_PX - 2, color="#444")
+        .encode(x=x, y=alt.datum(0), text="label:N")
     )
     dot = (
         alt.Chart(current)
@@ -183,7 +183,7 @@ def latency_chart(frame: pd.DataFrame) -> alt.HConcatChart:
     dash = alt.StrokeDash(
         "statistic:N",
         scale=alt.Scale(domain=["mean", "p95"], range=[[1, 0], [6, 4]]),
-        legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=3, symbolSize=400),
+        legend=None,
     )
 
     def panel(field: str, title: str) -> alt.Chart:
@@ -201,9 +201,9 @@ def latency_chart(frame: pd.DataFrame) -> alt.HConcatChart:
         )
 
     chart = alt.hconcat(
-        panel("e2e_s", "end-to-end time per rollout (s)"),
+        panel("e2e_s", "end-to-end per rollout (s)"),
         panel("ttft_ms", "time to first token per turn (ms)"),
-    )
+    ).properties(title="solid: mean, dashed: p95")
     return _readable(chart)
 
 
@@ -272,4 +272,5 @@ def _readable(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
         chart.configure_axis(labelFontSize=_FONT_PX, titleFontSize=_FONT_PX + 1)
         .configure_legend(labelFontSize=_FONT_PX - 1, titleFontSize=_FONT_PX, labelLimit=320)
         .configure_view(strokeWidth=0)
+        .configure_title(fontSize=_FONT_PX, fontWeight="normal", anchor="start")
     )
