@@ -2,7 +2,8 @@
 
 1. Analytic points per second: the vectorized engine against point-by-point
    ``sim.analytic.expect``, on the engine alone and end to end (building and
-   validating each point's scenario, evaluating http and ws, building the rows).
+   validating each point's scenario, evaluating http and ws, building the rows
+   and the Arrow table of a part).
 2. DES sweep throughput on a warm local Dask cluster of 1 and of 2 worker
    processes, and the parallel efficiency (rate with 2 / (2 x rate with 1)).
 
@@ -32,9 +33,9 @@ from sim.analytic import expect
 from sim.run import Engine, Run, execute
 from sim.sweep.execute import chunk_tasks, run_sweep, sweep_context
 from sim.sweep.points import point_scenario
-from sim.sweep.rows import run_rows
+from sim.sweep.rows import run_rows, to_table
 from sim.sweep.sweepfile import Sweep, SweepFile
-from sim.sweep.tasks import Context, Task, analytic_scenario, run_chunk
+from sim.sweep.tasks import Context, Task, analytic_scenario, run_chunk_table
 from sim.sweep.vectorized import expect_many
 from sim.transports import Transport
 
@@ -118,11 +119,10 @@ def analytic(sizes: Sizes) -> dict[str, float]:
 
     def vectorized_sweep() -> None:
         for first in range(0, len(tasks), sweep.points_per_part):
-            run_chunk(context, tasks[first : first + sweep.points_per_part])
+            run_chunk_table(context, tasks[first : first + sweep.points_per_part])
 
     def point_sweep() -> None:
-        for task in reference:
-            _point_by_point(context, task)
+        to_table([row for task in reference for row in _point_by_point(context, task)])
 
     cpu = time.process_time
     engine_vectorized = len(scenarios) / _best(vectorized_engine, sizes.repeats, cpu)
@@ -206,14 +206,14 @@ def report(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _point_by_point(context: Context, task: Task) -> None:
-    """What a sweep without the vectorized engine does for one point."""
+def _point_by_point(context: Context, task: Task) -> list[dict[str, Any]]:
+    """The rows of one point as a sweep without the vectorized engine would make them."""
     scenario = point_scenario(context.base_raw, task.assignments, task.seed)
     runs: dict[Transport, Run] = {
         t: execute(context.spec(t), scenario, Engine.ANALYTIC, context.rollouts)
         for t in context.transports
     }
-    run_rows(task.head(context), runs, context.baseline)
+    return run_rows(task.head(context), runs, context.baseline)
 
 
 def _sweep(name: str, **fields: Any) -> Sweep:
@@ -237,7 +237,8 @@ def _warm(sweep: Sweep, address: str) -> None:
 def _best(
     work: Callable[[], None], repeats: int, clock: Callable[[], float] = time.perf_counter
 ) -> float:
-    """The shortest of ``repeats`` runs of ``work``, in seconds of ``clock``."""
+    """The shortest of ``repeats`` runs of ``work`` after one untimed run, in ``clock`` seconds."""
+    work()
     times = []
     for _ in range(repeats):
         started = clock()

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -33,12 +34,13 @@ from rich.progress import Task as ProgressTask
 from rich.text import Text
 
 from sim.sweep.design import expand
-from sim.sweep.rows import axis_kinds, error_rows
+from sim.sweep.rows import axis_kinds, error_rows, to_table
 from sim.sweep.store import ResultsDir, failures, read_results
 from sim.sweep.sweepfile import Sweep
-from sim.sweep.tasks import Context, Task, run_chunk
+from sim.sweep.tasks import Context, Task, run_chunk_table
 
-Rows = list[dict[str, Any]]
+Part = tuple[int, pa.Table]
+"""A finished chunk: its number and its rows."""
 
 
 @dataclass(frozen=True)
@@ -90,8 +92,8 @@ def run_sweep(
         else:
             evaluated = _on_dask(client, context, pending)
         with _progress(sweep, resumed, show_progress) as (bar, task):
-            for number, rows in evaluated:
-                results.write_part(number, rows)
+            for number, table in evaluated:
+                results.write_part(number, table)
                 bar.advance(task, len(pending[number]))
         seconds = time.perf_counter() - started
     table = read_results(out)
@@ -138,38 +140,37 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
-def _in_process(context: Context, pending: dict[int, list[Task]]) -> Iterator[tuple[int, Rows]]:
+def _in_process(context: Context, pending: dict[int, list[Task]]) -> Iterator[Part]:
     """Chunks evaluated here, in order."""
     for number, tasks in pending.items():
-        yield number, run_chunk(context, tasks)
+        yield number, run_chunk_table(context, tasks)
 
 
-def _on_dask(
-    client: Any, context: Context, pending: dict[int, list[Task]]
-) -> Iterator[tuple[int, Rows]]:
+def _on_dask(client: Any, context: Context, pending: dict[int, list[Task]]) -> Iterator[Part]:
     """Chunks evaluated by Dask workers, as they finish; a chunk that raised gives error rows."""
     from dask.distributed import as_completed
 
     shared = client.scatter(context, broadcast=True, hash=False)
     futures = {
-        client.submit(run_chunk, shared, tasks, pure=False): number
+        client.submit(run_chunk_table, shared, tasks, pure=False): number
         for number, tasks in pending.items()
     }
     for future in as_completed(futures):
         number = futures.pop(future)
         if future.status == "error":
             error = future.exception()
-            rows = [
-                row
-                for task in pending[number]
-                for row in error_rows(
-                    task.head(context), context.transports, context.baseline, error
-                )
-            ]
+            heads = [task.head(context) for task in pending[number]]
+            table = to_table(
+                [
+                    row
+                    for head in heads
+                    for row in error_rows(head, context.transports, context.baseline, error)
+                ]
+            )
         else:
-            rows = future.result()
+            table = future.result()
         future.release()
-        yield number, rows
+        yield number, table
 
 
 @contextmanager

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
+
 from sim.run import Run
 from sim.summary import compare, summarize
 from sim.sweep.sweepfile import Axis, SweepFile
@@ -147,3 +149,9 @@ def _kind(axis: Axis) -> str:
     if all(isinstance(v, str) for v in values):
         return "str"
     return "json"
+
+
+def to_table(rows: list[dict[str, Any]]) -> pa.Table:
+    """Rows as an Arrow table, columns in order of first appearance (absent cells null)."""
+    keys = list(dict.fromkeys(key for row in rows for key in row))
+    return pa.table({key: [row.get(key) for row in rows] for key in keys})

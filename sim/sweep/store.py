@@ -79,10 +79,8 @@ class ResultsDir:
             return set()
         return {int(m[1]) for p in self.parts.iterdir() if (m := _PART.match(p.name))}
 
-    def write_part(self, chunk: int, rows: list[dict[str, Any]]) -> None:
+    def write_part(self, chunk: int, table: pa.Table) -> None:
         """Write the rows of one finished chunk as one Parquet part, atomically."""
-        keys = list(dict.fromkeys(key for row in rows for key in row))
-        table = pa.table({key: [row.get(key) for row in rows] for key in keys})
         final = self.parts / f"part-{chunk:06d}.parquet"
         temporary = self.parts / f".{final.name}.tmp"
         pq.write_table(table, temporary)

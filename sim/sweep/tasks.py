@@ -11,11 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
+
 from models.errors import ScenarioError
 from models.scenario import Scenario
 from sim.run import Engine, Run, Spec, execute, is_fleet
 from sim.sweep.points import point_scenario
-from sim.sweep.rows import Head, encode, error_rows, run_rows
+from sim.sweep.rows import Head, encode, error_rows, run_rows, to_table
 from sim.sweep.vectorized import expect_many
 from sim.transports import Transport
 
@@ -50,6 +52,11 @@ class Task:
             for path, kind in context.axis_kinds.items()
         }
         return Head(self.point, params, self.seed, context.engine.value)
+
+
+def run_chunk_table(context: Context, tasks: list[Task]) -> pa.Table:
+    """``run_chunk`` as an Arrow table: what travels back from a worker and becomes a part."""
+    return to_table(run_chunk(context, tasks))
 
 
 def run_chunk(context: Context, tasks: list[Task]) -> list[dict[str, Any]]:

@@ -1,20 +1,24 @@
 """The analytic engine over many points at once: equal to ``sim.analytic.expect`` point by point.
 
-Points are grouped by what shapes the computation: the support of the
-tool-call distribution (the turn layout) and the switches the transports
-branch on (``api.config_cache``, ``connection.store``).  Within a group every
-per-turn array has shape (points, turns) and every numeric scenario field
-becomes a (points, 1) column, so the core's ``turn_work`` and ``stage_costs``
-evaluate the whole group in one pass.  Expected turns and the cold-connection
-probability are the core's formulas with a leading points axis (cumulative sums
-run along the turn axis, as point by point).  A group that cannot be stacked
-falls back to point-by-point evaluation, which also isolates failing points.
+Points are grouped by the two switches the transports branch on
+(``api.config_cache``, ``connection.store``) and evaluated 64 at a time.  In a
+batch, every numeric scenario field becomes a (points, 1) column and every
+per-turn array has shape (points, turns): a row lays out one point's expected
+rollouts (one per value of its tool-call distribution) end to end, padded to
+the longest row.  The core's ``turn_work`` and ``stage_costs`` evaluate the
+whole batch in one pass; expected turns and the cold-connection probability
+are the core's formulas with a leading points axis, their cumulative sums
+running along each row as point by point, and padding carries zero weight.
+A batch that cannot be stacked falls back to point-by-point evaluation, which
+also isolates failing points.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
 from types import SimpleNamespace
 from typing import Any
 
@@ -31,28 +35,49 @@ from sim.turns import Turns
 BATCH_POINTS = 64
 """Points evaluated together: (points x turns) arrays stay small enough for the CPU cache."""
 
+Support = tuple[np.ndarray, np.ndarray]
+"""Values of the tool-call distribution and their probabilities."""
+
+
+@dataclass(frozen=True)
+class StackedTurns(Turns):
+    """Expected turns of many points: one row per point, padded to the longest row.
+
+    ``rollout_start`` is the column where each turn's rollout starts,
+    ``weight`` the probability of that rollout (0 on padding) and ``length``
+    the real turns of each row; ``offsets`` spans a whole row.
+    """
+
+    rollout_start: np.ndarray
+    weight: np.ndarray
+    length: np.ndarray
+
+    @property
+    def count(self) -> int:
+        """Turns per row: the transports' per-turn arrays broadcast against the rows."""
+        return int(self.turn_index.shape[-1])
+
 
 def expect_many(
     scenarios: Sequence[Scenario], transport: Transport
 ) -> list[Expectation | Exception]:
     """Expected per-rollout budget of every scenario; a point that fails gets its exception."""
     results: list[Expectation | Exception | None] = [None] * len(scenarios)
-    groups: dict[tuple[Any, ...], list[tuple[int, np.ndarray]]] = defaultdict(list)
+    groups: dict[tuple[bool, bool], list[tuple[int, Support]]] = defaultdict(list)
     for index, scenario in enumerate(scenarios):
         try:
-            calls, probability = discrete_support(scenario.workload.tool_calls_per_rollout)
+            support = discrete_support(scenario.workload.tool_calls_per_rollout)
         except Exception as error:
             results[index] = error
             continue
-        key = (tuple(calls.tolist()), scenario.api.config_cache, scenario.connection.store)
-        groups[key].append((index, probability))
-    for (calls, *_), members in groups.items():
+        groups[(scenario.api.config_cache, scenario.connection.store)].append((index, support))
+    for members in groups.values():
+        members.sort(key=lambda member: _layout(tuple(member[1][0])).size)
         for first in range(0, len(members), BATCH_POINTS):
             batch = members[first : first + BATCH_POINTS]
             group = [scenarios[index] for index, _ in batch]
-            probability = np.array([p for _, p in batch])
             try:
-                evaluated = _expect_group(group, np.array(calls), probability, transport)
+                evaluated = _expect_group(group, [support for _, support in batch], transport)
             except Exception:
                 evaluated = [_expect_one(scenario, transport) for scenario in group]
             for (index, _), result in zip(batch, evaluated, strict=True):
@@ -68,23 +93,22 @@ def _expect_one(scenario: Scenario, transport: Transport) -> Expectation | Excep
 
 
 def _expect_group(
-    group: list[Scenario], calls: np.ndarray, probability: np.ndarray, transport: Transport
+    group: list[Scenario], supports: list[Support], transport: Transport
 ) -> list[Expectation]:
     stacked = stack(group)
-    turns = expected_turns(group, calls)
-    shape = (len(group), turns.count)
+    turns = expected_turns(group, supports)
+    shape = turns.weight.shape
     cold_work, warm_work = turn_work(stacked, transport, turns)
     warm = stage_costs(stacked, warm_work)
-    cold_probability = _cold_probability(group, stacked, transport, turns, warm, shape)
+    cold_probability = _cold_probability(group, stacked, transport, turns, warm)
     costs = stage_costs(stacked, cold_work.blend(warm_work, cold_probability))
-    starts = turns.offsets[:-1]
+    rows = np.arange(len(group))
 
     def per_rollout(values: np.ndarray) -> np.ndarray:
-        sums = np.add.reduceat(np.broadcast_to(values, shape), starts, axis=1)
-        return (probability * sums).sum(axis=1)
+        weighted = np.where(turns.weight > 0, turns.weight * np.broadcast_to(values, shape), 0.0)
+        return np.cumsum(weighted, axis=1)[rows, turns.length - 1]
 
     stage_s = np.stack([per_rollout(costs.stage_s[stage]) for stage in STAGES], axis=1)
-    turn_count = probability @ (calls + 1)
     cold_turns = per_rollout(cold_probability)
     ttft_sum_s = per_rollout(costs.ttft_s)
     api_cpu_s = per_rollout(costs.api_cpu_s)
@@ -92,13 +116,13 @@ def _expect_group(
     return [
         Expectation(
             stage_s=stage_s[p].copy(),
-            turns=float(turn_count[p]),
+            turns=float(probability @ (calls + 1)),
             cold_turns=float(cold_turns[p]),
             ttft_sum_s=float(ttft_sum_s[p]),
             api_cpu_s=float(api_cpu_s[p]),
             safety_cpu_s=float(safety_cpu_s[p]),
         )
-        for p in range(len(group))
+        for p, (calls, probability) in enumerate(supports)
     ]
 
 
@@ -149,19 +173,50 @@ def stack(group: Sequence[Scenario]) -> SimpleNamespace:
     return SimpleNamespace(**sections)
 
 
-def expected_turns(group: Sequence[Scenario], calls: np.ndarray) -> Turns:
-    """``sim.analytic.expected_turns`` for many points with the same tool-call support.
+@dataclass(frozen=True)
+class _Layout:
+    """The turns of one tool-call support's rollouts laid end to end."""
 
-    Per-turn arrays have shape (points, turns); the layout (offsets, turn index)
-    is shared.
-    """
-    turns_per_rollout = calls.astype(np.int64) + 1
+    turn_index: np.ndarray
+    rollout_start: np.ndarray
+    rollout: np.ndarray
+    """Index of each turn's rollout (its value in the support)."""
+    is_last: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.turn_index.size)
+
+
+@cache
+def _layout(calls: tuple[float, ...]) -> _Layout:
+    turns_per_rollout = np.asarray(calls).astype(np.int64) + 1
     offsets = np.concatenate([[0], np.cumsum(turns_per_rollout)])
-    starts = np.repeat(offsets[:-1], turns_per_rollout)
-    turn_index = np.arange(offsets[-1]) - starts
+    rollout_start = np.repeat(offsets[:-1], turns_per_rollout)
     is_last = np.zeros(offsets[-1])
     is_last[offsets[1:] - 1] = 1.0
-    shape = (len(group), int(offsets[-1]))
+    return _Layout(
+        turn_index=np.arange(offsets[-1]) - rollout_start,
+        rollout_start=rollout_start,
+        rollout=np.repeat(np.arange(len(calls)), turns_per_rollout),
+        is_last=is_last,
+    )
+
+
+def expected_turns(group: Sequence[Scenario], supports: list[Support]) -> StackedTurns:
+    """``sim.analytic.expected_turns`` for many points, one row each (see ``StackedTurns``)."""
+    layouts = [_layout(tuple(calls)) for calls, _ in supports]
+    length = np.array([layout.size for layout in layouts])
+    shape = (len(group), int(length.max()))
+    turn_index = np.zeros(shape)
+    rollout_start = np.broadcast_to(np.arange(shape[1]), shape).copy()
+    is_last = np.zeros(shape)
+    weight = np.zeros(shape)
+    for row, (layout, (_, probability)) in enumerate(zip(layouts, supports, strict=True)):
+        turn_index[row, : layout.size] = layout.turn_index
+        rollout_start[row, : layout.size] = layout.rollout_start
+        is_last[row, : layout.size] = layout.is_last
+        weight[row, : layout.size] = probability[layout.rollout]
 
     def column(values: list[float]) -> np.ndarray:
         return np.broadcast_to(np.array(values, dtype=float)[:, None], shape)
@@ -183,26 +238,29 @@ def expected_turns(group: Sequence[Scenario], calls: np.ndarray) -> Turns:
 
     added = output + tool_output_turns
     before = np.cumsum(added, axis=1) - added
-    added_before_turn = before - before[:, starts]
+    added_before_turn = before - np.take_along_axis(before, rollout_start, axis=1)
     previous_tool_output = np.zeros(shape)
     previous_tool_output[:, 1:] = tool_output_turns[:, :-1]
     new_tokens = np.where(turn_index == 0, first_message, previous_tool_output)
     context = first_message + added_before_turn
-    return Turns(
-        offsets=offsets,
-        turn_index=turn_index.astype(float),
+    return StackedTurns(
+        offsets=np.array([0, shape[1]]),
+        turn_index=turn_index,
         is_last=is_last,
         fixed_tokens=np.array(
             [w.instructions_tokens + w.tool_definitions_tokens for w in workloads]
         )[:, None],
         new_tokens=new_tokens,
         prior_tokens=context - new_tokens,
-        items_new=np.ones(offsets[-1]),
+        items_new=np.ones(shape[1]),
         context_items=1.0 + turn_index * (items_per_turn + 1.0),
         output_tokens=output,
         decode_s_per_token=column([s.inference.decode_tps.mean_reciprocal() for s in group]),
         tool_s=tool_s_turns,
         render_hit=column([s.api.render_cache_hit_prob for s in group]),
+        rollout_start=rollout_start,
+        weight=weight,
+        length=length,
     )
 
 
@@ -210,9 +268,8 @@ def _cold_probability(
     group: Sequence[Scenario],
     stacked: SimpleNamespace,
     transport: Transport,
-    turns: Turns,
+    turns: StackedTurns,
     warm: TurnCosts,
-    shape: tuple[int, int],
 ) -> np.ndarray:
     """``sim.analytic``'s probability that a turn starts on a new connection, per point."""
     first = turns.turn_index == 0
@@ -226,11 +283,11 @@ def _cold_probability(
             expired.append(float(weights @ survival / weights.sum()))
         return np.where(first, 1.0, np.array(expired)[:, None])
     connection = stacked.connection
+    shape = turns.weight.shape
     turn_s = np.broadcast_to(warm.turn_s, shape)
     interval_s = np.concatenate([np.zeros((shape[0], 1)), turn_s[:, :-1]], axis=1)
     elapsed_s = np.cumsum(interval_s, axis=1)
-    rollout_start_s = np.repeat(elapsed_s[:, turns.offsets[:-1]], np.diff(turns.offsets), axis=1)
-    starts_s = elapsed_s - rollout_start_s
+    starts_s = elapsed_s - np.take_along_axis(elapsed_s, turns.rollout_start, axis=1)
     previous_starts_s = np.concatenate([np.zeros((shape[0], 1)), starts_s[:, :-1]], axis=1)
     survived_drop = np.exp(-connection.ws_drops_per_hour / 3600.0 * interval_s)
     lifetime_s = connection.ws_lifetime_s
