@@ -264,3 +264,11 @@ def test_conflicting_execution_options_exit_2(
     result = cli("sweep", str(path), "--out", str(tmp_path / "out"), *options)
     assert result.exit_code == 2
     assert expected in result.stderr
+
+
+def test_the_sweep_file_example_in_the_docs_is_valid(tmp_path: Path) -> None:
+    docs = Path(__file__).resolve().parent.parent / "docs" / "sweeps.md"
+    example = docs.read_text().split("```toml\n", 1)[1].split("```", 1)[0]
+    sweep = load_sweep(write(tmp_path, example))
+    assert sweep.file.name == "amdahl" and len(sweep.seeds) == 3
+    assert sweep.runs == 100 * 3 * 3
