@@ -39,7 +39,7 @@ def parse_slo(text: str) -> Slo:
     metric, sep, value = text.partition("=")
     allowed = ", ".join(SLO_METRICS)
     if metric in SLO_METRICS and not sep:
-        raise ScenarioError(f"--slo {metric}: missing its limit, e.g. {metric}=1.0 (seconds)")
+        raise ScenarioError(f"--slo {metric!r}: missing its limit, e.g. {metric}=1.0 (seconds)")
     if not sep or metric not in SLO_METRICS:
         raise ScenarioError(f"--slo {text!r}: unknown SLO metric {metric!r}; allowed: {allowed}")
     try:
