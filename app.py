@@ -635,4 +635,7 @@ def main() -> None:
         sweep_view()
 
 
-main()
+# Streamlit runs this file as __main__; the guard keeps worker processes that
+# re-import the main module (multiprocessing spawn, Dask) from drawing the page.
+if __name__ == "__main__":
+    main()
