@@ -12,6 +12,7 @@ so the stages of a turn still add up to the turn.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,27 +66,35 @@ class Replication:
 
 
 class _Segments:
-    """Per-turn service times of one variant (cold or warm), as Python lists for speed."""
+    """Per-turn service times of one variant (cold or warm).
+
+    Stored as ``array.array`` of doubles: indexing is nearly as fast as a list
+    and takes a quarter of the memory, which bounds a large fleet's footprint.
+    """
 
     def __init__(self, scenario: Scenario, work: Work) -> None:
         costs = stage_costs(scenario, work)
         s = costs.stage_s
-        self.pre_s = sum(s[stage] for stage in _PRE).tolist()
-        self.validate_s = s[Stage.VALIDATE].tolist()
-        self.state_load_s = s[Stage.STATE_LOAD].tolist()
+        self.pre_s = _compact(sum(s[stage] for stage in _PRE))
+        self.validate_s = _compact(s[Stage.VALIDATE])
+        self.state_load_s = _compact(s[Stage.STATE_LOAD])
         self.from_store = (work.store_loads > 0).tolist()
-        self.render_route_s = (s[Stage.RENDER] + s[Stage.ROUTE]).tolist()
-        self.api_pre_s = (
+        self.render_route_s = _compact(s[Stage.RENDER] + s[Stage.ROUTE])
+        self.api_pre_s = _compact(
             s[Stage.VALIDATE] + s[Stage.STATE_LOAD] + s[Stage.RENDER] + s[Stage.ROUTE]
-        ).tolist()
-        self.hops_s = s[Stage.HOPS].tolist()
-        self.safety_s = s[Stage.SAFETY].tolist()
-        self.prefill_s = s[Stage.PREFILL].tolist()
-        self.decode_s = s[Stage.DECODE].tolist()
-        self.post_s = s[Stage.POST].tolist()
-        self.post_overlapped_s = costs.post_overlapped_s.tolist()
-        self.download_s = s[Stage.DOWNLOAD].tolist()
-        self.tool_s = s[Stage.TOOL].tolist()
+        )
+        self.hops_s = _compact(s[Stage.HOPS])
+        self.safety_s = _compact(s[Stage.SAFETY])
+        self.prefill_s = _compact(s[Stage.PREFILL])
+        self.decode_s = _compact(s[Stage.DECODE])
+        self.post_s = _compact(s[Stage.POST])
+        self.post_overlapped_s = _compact(costs.post_overlapped_s)
+        self.download_s = _compact(s[Stage.DOWNLOAD])
+        self.tool_s = _compact(s[Stage.TOOL])
+
+
+def _compact(seconds: np.ndarray) -> array:
+    return array("d", np.ascontiguousarray(seconds, dtype=float).tobytes())
 
 
 @dataclass
@@ -93,8 +102,6 @@ class _Block:
     """Drawn turns of one block of rollouts and what the run recorded about them."""
 
     turns: Turns
-    cold_work: Work
-    warm_work: Work
     cold: _Segments
     warm: _Segments
     offsets: list[int]
@@ -144,8 +151,6 @@ class _Fleet:
             cold_work, warm_work = turn_work(self.scenario, self.transport, turns)
             self.blocks[index] = _Block(
                 turns=turns,
-                cold_work=cold_work,
-                warm_work=warm_work,
                 cold=_Segments(self.scenario, cold_work),
                 warm=_Segments(self.scenario, warm_work),
                 offsets=turns.offsets.tolist(),
@@ -282,7 +287,8 @@ class _Fleet:
         )
 
     def _block_records(self, block: _Block) -> RolloutRecords:
-        costs = stage_costs(self.scenario, block.cold_work.blend(block.warm_work, block.cold_flag))
+        cold_work, warm_work = turn_work(self.scenario, self.transport, block.turns)
+        costs = stage_costs(self.scenario, cold_work.blend(warm_work, block.cold_flag))
         matrix = np.column_stack([costs.stage_s[stage] for stage in STAGES])
         matrix[:, _QUEUE_COLUMN] = block.wait_s.sum(axis=1)
         matrix[:, _DECODE_COLUMN] = block.decode_s
