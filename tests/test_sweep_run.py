@@ -16,7 +16,7 @@ from sim.run import Spec
 from sim.sweep.execute import _client, _on_dask, chunk_tasks, run_sweep, sweep_context
 from sim.sweep.store import MANIFEST, SWEEP_FILE, ResultsDir, read_results
 from sim.sweep.sweepfile import load_sweep
-from sim.sweep.tasks import Context, run_chunk
+from sim.sweep.tasks import Context, run_chunk_table
 from sim.transports import Transport
 
 ANALYTIC = """
@@ -114,7 +114,7 @@ def test_rows_read_in_the_same_order_whatever_order_parts_were_written(tmp_path:
     backward.open(sweep, resume=False)
     context = sweep_context(sweep)
     for number, tasks in reversed(list(enumerate(chunk_tasks(sweep)))):
-        backward.write_part(number, run_chunk(context, tasks))
+        backward.write_part(number, run_chunk_table(context, tasks))
     assert read_results(tmp_path / "backward").equals(read_results(tmp_path / "forward"))
 
 
@@ -227,6 +227,7 @@ def test_an_exception_escaping_a_worker_becomes_error_rows_of_its_chunk(
     with _client(None, cluster.scheduler_address) as client:
         finished = dict(_on_dask(client, context, pending))
     assert sorted(finished) == sorted(pending)
-    for number, rows in finished.items():
+    for number, table in finished.items():
+        rows = table.to_pylist()
         assert [row["point"] for row in rows] == [t.point for t in pending[number] for _ in "ab"]
         assert all(row["error"] == "RuntimeError: worker lost" for row in rows)
