@@ -38,6 +38,10 @@ def hardware_registry() -> dict[str, HardwareEntry]:
     return {name: HardwareEntry(**table) for name, table in raw.items()}
 
 
+@cache
 def hardware_profiles() -> dict[str, HardwareProfile]:
-    """Name -> profile fields only (what a scenario's inference section inherits)."""
+    """Name -> profile fields only (what a scenario's inference section inherits).
+
+    Cached: every scenario validation reads it. Treat the dict as read-only.
+    """
     return {name: entry.profile() for name, entry in hardware_registry().items()}
