@@ -4,17 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from models.distributions import Distribution
-from models.fields import param
+from models.fields import Section, param
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Load(_Section):
+class Load(Section):
     """Who sends rollouts: a closed population of agents or an open stream of rollouts."""
 
     kind: Literal["closed", "open"] = param(
@@ -56,7 +50,7 @@ class Load(_Section):
     )
 
 
-class Capacity(_Section):
+class Capacity(Section):
     """Contended resources shared by every agent of the fleet."""
 
     api_workers: int = param(

@@ -11,19 +11,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from pydantic import field_validator, model_validator
 
 from models.distributions import Distribution
-from models.fields import param
+from models.fields import Section, param
 from models.fleet import Capacity, Load
 from models.hardware import hardware_profiles
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class ToolKind(_Section):
+class ToolKind(Section):
     """One kind of tool the agent calls, with its own time and output size."""
 
     name: str = param("tool name, e.g. read_file", "workload description", min_length=1)
@@ -32,7 +28,7 @@ class ToolKind(_Section):
     output_tokens: Distribution = param("tokens of the tool output sent back", "assumption")
 
 
-class Workload(_Section):
+class Workload(Section):
     """What one rollout (one user task) asks of the system."""
 
     tool_calls_per_rollout: Distribution = param(
@@ -65,7 +61,7 @@ class Workload(_Section):
         return value
 
 
-class Client(_Section):
+class Client(Section):
     """The agent's client (an SDK in the agent's process)."""
 
     build_fixed_ms: float = param("fixed cost to prepare a request", "assumption", ge=0, le=1e4)
@@ -95,7 +91,7 @@ class Client(_Section):
     )
 
 
-class Network(_Section):
+class Network(Section):
     """The path between the client and the API."""
 
     rtt_ms: float = param("round-trip time client <-> API", "assumption", ge=0, le=5000)
@@ -117,7 +113,7 @@ class Network(_Section):
     )
 
 
-class Api(_Section):
+class Api(Section):
     """The API service's own work before and after inference."""
 
     validate_fixed_ms: float = param("request validation, fixed", "assumption", ge=0, le=1e4)
@@ -185,7 +181,7 @@ class Api(_Section):
         return self
 
 
-class Safety(_Section):
+class Safety(Section):
     """Safety classifiers over the input."""
 
     blocking_fixed_ms: float = param(
@@ -205,7 +201,7 @@ class Safety(_Section):
     )
 
 
-class Inference(_Section):
+class Inference(Section):
     """The accelerators serving the model; rates default to the hardware profile."""
 
     hardware: str = param("hardware profile name (see `models/hardware.toml`)", "registry")
@@ -255,7 +251,7 @@ class Inference(_Section):
         return value
 
 
-class Connection(_Section):
+class Connection(Section):
     """The WebSocket connection and the server's storage contract."""
 
     ws_lifetime_s: float = param(
@@ -274,7 +270,7 @@ class Connection(_Section):
     )
 
 
-class Scenario(_Section):
+class Scenario(Section):
     """A complete, validated scenario."""
 
     name: str = param("scenario name", "preset file", min_length=1)

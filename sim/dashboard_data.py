@@ -16,6 +16,7 @@ import pandas as pd
 
 from models.scenario import Scenario
 from models.stages import STAGES, Stage
+from sim import report
 from sim.analytic import expect
 from sim.capacity import with_agents
 from sim.dashboard_knobs import (
@@ -106,19 +107,8 @@ def budget_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def verdict(comparison: dict[str, Any]) -> str:
-    """One sentence: how much faster the second transport is, and what dominates it."""
-    a, b = comparison["a"], comparison["b"]
-    saved = {stage: a[Metric.BUDGET_S][stage] - b[Metric.BUDGET_S][stage] for stage in STAGES}
-    biggest = max(saved, key=saved.__getitem__)
-    dominant = max(STAGES, key=lambda stage: b[Metric.BUDGET_SHARE][stage])
-    change = comparison[Metric.E2E_REDUCTION]
-    direction = "faster" if change >= 0 else "slower"
-    return (
-        f"{b['transport']} is {abs(change):.0%} {direction} end to end than {a['transport']}; "
-        f"the biggest saving is {biggest.label} ({saved[biggest]:.2f} s per rollout), "
-        f"and {dominant.label} now dominates {b['transport']} "
-        f"({b[Metric.BUDGET_SHARE][dominant]:.0%} of its time)."
-    )
+    """The CLI's one-sentence verdict, with the sides named by their transports."""
+    return report.verdict(comparison, comparison["a"]["transport"], comparison["b"]["transport"])
 
 
 def amdahl_frame(

@@ -25,3 +25,15 @@ class CliResult:
     exit_code: int
     stdout: str
     stderr: str
+
+
+def assert_one_line_error(result: CliResult, *mentions: str) -> None:
+    """Exit code 2, nothing on stdout, one ``error:`` line naming what was wrong."""
+    assert result.exit_code == 2, result
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    assert "Traceback" not in result.stderr
+    for mention in mentions:
+        assert mention in lines[0], (mention, lines[0])

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import CliResult, scenario
+from support import CliResult, assert_one_line_error, scenario
 
 from models.loading import load_scenario, preset_names
 from models.stages import STAGES
@@ -20,17 +20,6 @@ LOOPBUDGET = Path(sys.executable).with_name("loopbudget")
 """The installed console script, next to the interpreter running the tests."""
 
 BAD_TOML = 'name = "broken"\n[workload\nseed = 3\n'
-
-
-def assert_one_line_error(result: CliResult, *mentions: str) -> None:
-    assert result.exit_code == 2, result
-    assert result.stdout == ""
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("error: ")
-    assert "Traceback" not in result.stderr
-    for mention in mentions:
-        assert mention in lines[0], (mention, lines[0])
 
 
 BAD_INPUT = {

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import CliResult
+from support import CliResult, assert_one_line_error
 
 from models.loading import load_scenario
 from sim.analytic import expect
@@ -24,18 +24,6 @@ from sim.transports import Transport
 
 Cli = Callable[..., CliResult]
 TINY = str(Path(__file__).parent / "data" / "tiny-fleet.toml")
-
-
-def assert_one_line_error(result: CliResult, *mentions: str) -> None:
-    """Exit code 2, nothing on stdout, one ``error:`` line naming what was wrong."""
-    assert result.exit_code == 2, result
-    assert result.stdout == ""
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("error: ")
-    assert "Traceback" not in result.stderr
-    for mention in mentions:
-        assert mention in lines[0], (mention, lines[0])
 
 
 LOAD = ("load", "codex-spark")
