@@ -9,8 +9,8 @@ setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --quiet --upgrade pip
+	$(BIN)/pip install --quiet --quiet -e '.[dev]'
 	touch $@
 
 demo: setup  ## the headline: per-request HTTP vs WebSocket mode on codex-spark
