@@ -23,7 +23,7 @@ from models.loading import preset_names, preset_text, raw_scenario, validate
 from sim.cli_load import capacity as capacity_command
 from sim.cli_load import load as load_command
 from sim.report import print_compare, print_run
-from sim.run import Run, execute, load, parse_engine, parse_spec
+from sim.run import Run, execute, is_fleet, load, parse_engine, parse_spec
 from sim.summary import compare as compare_runs
 from sim.summary import summarize
 from sim.sweep.commands import plot as plot_command
@@ -180,6 +180,11 @@ def _execute(
     scenario = load(spec, sets, seed)
     if keep_turns and engine.value == "analytic":
         raise ScenarioError("--trace: needs --engine des (the analytic engine has no turns)")
+    if keep_turns and is_fleet(scenario):
+        raise ScenarioError(
+            f"--trace with load.agents = {scenario.load.agents} ({scenario.load.kind} load): "
+            "traces are written by the single-agent engine; use load.agents = 1"
+        )
     if not sys.stderr.isatty() or engine.value == "analytic":
         return execute(spec, scenario, engine, rollouts, keep_turns)
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())

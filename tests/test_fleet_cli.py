@@ -107,6 +107,10 @@ BAD_INPUT = {
         ["capacity", "codex-spark", "--slo", "ttft_p95_s=1", "--set", "capacity.api_workers=0"],
         ["capacity.api_workers", "= 0", "greater than or equal to 1"],
     ),
+    "trace of a fleet run": (
+        ["run", "codex-spark-fleet:ws", "--trace", "fleet.trace.json"],
+        ["--trace", "load.agents = 200", "load.agents = 1"],
+    ),
 }
 
 
