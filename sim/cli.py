@@ -208,6 +208,8 @@ def main() -> None:
     except ScenarioError as error:
         click.echo(f"error: {error}", err=True)
         sys.exit(USAGE_ERROR)
+    except click.exceptions.NoArgsIsHelpError as error:
+        click.echo(error.ctx.get_help() if error.ctx else error.format_message())
     except click.UsageError as error:
         click.echo(f"error: {error.format_message()}", err=True)
         sys.exit(USAGE_ERROR)
