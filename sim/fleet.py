@@ -26,7 +26,7 @@ from models.stages import STAGES, Stage
 from sim.connections import new_connection
 from sim.draws import draw_turns
 from sim.pools import Pool, TimeWeighted
-from sim.records import RolloutRecords
+from sim.records import RolloutRecords, concatenate
 from sim.streams import BLOCK_ROLLOUTS, Draw, stream
 from sim.transports import Transport, turn_work
 from sim.turns import Turns
@@ -278,13 +278,7 @@ class _Fleet:
     def measured(self) -> RolloutRecords:
         """Records of rollouts that started inside the window and finished."""
         parts = self.finished_records + [self._block_records(b) for b in self.blocks.values()]
-        return RolloutRecords(
-            **{
-                name: np.concatenate([getattr(p, name) for p in parts])
-                for name in RolloutRecords.__dataclass_fields__
-                if name != "turn_records"
-            }
-        )
+        return concatenate(parts)
 
     def _block_records(self, block: _Block) -> RolloutRecords:
         cold_work, warm_work = turn_work(self.scenario, self.transport, block.turns)

@@ -17,7 +17,7 @@ from models.stages import STAGES
 from sim.analytic import expect
 from sim.fleet import POOLS, Replication, simulate_fleet
 from sim.metrics import Metric
-from sim.records import RolloutRecords
+from sim.records import concatenate
 from sim.transports import Transport
 
 CI_METHOD = "Student-t 95% interval across independent replications"
@@ -70,7 +70,7 @@ def fleet_summary(
     }
     stability = _stability(scenario, transport, replications)
     head.update(stability)
-    pooled = _pool_records([r.records for r in replications])
+    pooled = concatenate([r.records for r in replications])
     head["rollouts"] = pooled.count
     if not stability["stable"] or pooled.count == 0:
         return {**head, Metric.E2E_S.value: None, Metric.TTFT_S.value: None}
@@ -147,16 +147,6 @@ def _stability(
             f"the window, {at_end:.0f} at its end; means are not reported)"
         )
     return {"stable": stable, "offered_load": offered, "unstable_reason": reason}
-
-
-def _pool_records(parts: list[RolloutRecords]) -> RolloutRecords:
-    return RolloutRecords(
-        **{
-            name: np.concatenate([getattr(p, name) for p in parts])
-            for name in RolloutRecords.__dataclass_fields__
-            if name != "turn_records"
-        }
-    )
 
 
 def _latency(pooled: np.ndarray, replication_means: list[float]) -> dict[str, Any]:
