@@ -53,7 +53,7 @@ def assert_fleet_invariants(s: Scenario, run: Replication) -> None:
     assert run.in_system_at_end >= 0 and run.mean_in_system >= 0
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15, derandomize=True, deadline=None)
 @given(
     transport=st.sampled_from(list(Transport)),
     kind=st.sampled_from(["closed", "open"]),

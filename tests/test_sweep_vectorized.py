@@ -100,7 +100,7 @@ POINT = st.fixed_dictionaries(
 
 
 @pytest.mark.usefixtures("no_fallback")
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25, derandomize=True, deadline=None)
 @given(points=st.lists(POINT, min_size=1, max_size=6), transport=st.sampled_from(list(Transport)))
 def test_any_mix_of_valid_points_equals_point_by_point(
     points: list[dict[str, Any]], transport: Transport
