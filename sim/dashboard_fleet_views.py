@@ -1,0 +1,83 @@
+"""The dashboard's fleet views: latency and utilization against agents, capacity at an SLO."""
+
+from __future__ import annotations
+
+import itertools
+
+import streamlit as st
+
+from models.errors import ScenarioError
+from models.scenario import Scenario
+from sim import dashboard_charts as charts
+from sim import dashboard_load as fleet
+from sim.capacity import Slo
+from sim.dashboard_cache import fleet_capacity, fleet_point, requested, run_key
+from sim.transports import Transport
+
+
+def load_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
+    """Latency and utilization against concurrent agents, and the capacity at an SLO."""
+    load = scenario.load
+    st.caption(
+        f"The fleet engine: agents share the API cell of the scenario's capacity section. Each "
+        f"point simulates {load.duration_s:g} s after a {load.warmup_s:g} s warm-up, "
+        f"{load.replications} replications (change them under Advanced: load)."
+    )
+    text = st.text_input(
+        "concurrent agents (comma-separated)", fleet.DEFAULT_AGENTS, key="load:agents"
+    )
+    try:
+        counts = fleet.agent_counts(text)
+    except ScenarioError as error:
+        st.error(str(error))
+        return
+    key = run_key(scenario, transports, "load", *counts)
+    if requested(key, st.button("Simulate the fleet", type="primary")):
+        bar = st.progress(0.0)
+        points = []
+        total = len(transports) * len(counts)
+        for done, (transport, agents) in enumerate(itertools.product(transports, counts)):
+            bar.progress(done / total, text=f"simulating {transport}: {agents} agents")
+            points.append(fleet_point(scenario.model_dump_json(), transport, agents))
+        bar.empty()
+        st.altair_chart(charts.latency_chart(fleet.latency_frame(points)))
+        st.altair_chart(charts.utilization_chart(fleet.utilization_frame(points)))
+    capacity_view(scenario, transports)
+
+
+def capacity_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
+    st.subheader("Capacity at an SLO")
+    metric_box, limit_box, bound_box = st.columns(3)
+    metric = metric_box.selectbox(
+        "SLO metric", fleet.SLO_NAMES, index=fleet.SLO_NAMES.index(fleet.DEFAULT_SLO.metric)
+    )
+    limit_s = limit_box.number_input(
+        "limit (s)", min_value=0.001, value=fleet.DEFAULT_SLO.limit_s, format="%g"
+    )
+    max_agents = bound_box.number_input(
+        "search up to (agents)", 1, 100_000, 2_000, key="capacity:max_agents"
+    )
+    slo = Slo(metric, float(limit_s))
+    key = run_key(scenario, transports, "capacity", metric, limit_s, max_agents)
+    if not requested(key, st.button("Find the capacity")):
+        return
+    found = {
+        t.value: fleet_capacity(scenario.model_dump_json(), t, slo, int(max_agents))
+        for t in transports
+    }
+    for column, (name, result) in zip(st.columns(len(found)), found.items(), strict=True):
+        failing = result["first_failing_agents"]
+        column.metric(
+            f"{name}: agents meeting {metric} <= {limit_s:g} s",
+            f"{result['capacity_agents']:,}",
+            delta=f"{failing:,} do not" if failing is not None else None,
+            delta_color="off",
+            delta_arrow="off",
+        )
+    baseline = found[transports[0].value]["capacity_agents"]
+    for name, result in list(found.items())[1:]:
+        if baseline:
+            st.markdown(
+                f"#### {name} serves {result['capacity_agents'] / baseline:.2f}x the agents of "
+                f"{transports[0].value} at this SLO."
+            )

@@ -1,0 +1,91 @@
+"""The dashboard's sweep explorer: open a results directory or a Parquet file, plot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from models.errors import ScenarioError
+from sim import dashboard_sweeps as sweeps
+from sim.dashboard_cache import sweep_png, sweep_results
+from sim.sweep.commands import default_metric
+from sim.sweep.plots import Results as SweepResults
+
+RESULTS_ROOT = "results"
+
+
+def sweep_view() -> None:
+    """Open a sweep's results (a directory or an uploaded Parquet file), pick what to plot."""
+    source = st.radio(
+        "results from",
+        ["a results directory", "a Parquet file"],
+        horizontal=True,
+        key="sweep:source",
+    )
+    try:
+        chosen_sweep = _chosen_sweep(source)
+    except ScenarioError as error:
+        st.error(str(error))
+        return
+    if chosen_sweep is None:
+        return
+    key, results = chosen_sweep
+    st.caption(f"**{results.name}** {results.description}: {results.table.num_rows} rows")
+    metrics = sweeps.metric_columns(results)
+    if not metrics:
+        st.info("These rows have no numeric result columns to plot.")
+        return
+    kind_box, x_box, y_box, hue_box = st.columns(4)
+    kind = kind_box.selectbox("plot", sweeps.KINDS, key="sweep:kind")
+    preferred = default_metric(metrics)
+    y = y_box.selectbox(
+        "metric", metrics, index=metrics.index(preferred) if preferred in metrics else 0
+    )
+    x = None if kind == "tornado" else x_box.selectbox("x: swept path", results.axes)
+    others = [a for a in results.axes if a != x]
+    hue = None
+    if kind != "tornado":
+        hue = hue_box.selectbox(
+            "vertical axis" if kind == "heat map" else "one line per",
+            [None, *others],
+            key="sweep:hue",
+        )
+    defaults = results.default_transports(y)
+    if kind == "line":
+        chosen = tuple(st.multiselect("transports", results.transports, default=defaults))
+    else:
+        chosen = (st.selectbox("transport", defaults),)
+    where = {}
+    if kind != "tornado":
+        for axis, values in sweeps.free_axes(results, (x, hue), chosen).items():
+            where[axis] = st.select_slider(f"{axis} (fixed)", values, key=f"where:{axis}")
+    try:
+        png = sweep_png(key, results, (kind, x, y, hue), tuple(where.items()), chosen)
+    except ScenarioError as error:
+        st.error(str(error))
+        return
+    st.image(png)
+
+
+def _chosen_sweep(source: str) -> tuple[str, SweepResults] | None:
+    """(a key naming the rows' source and version, the rows), or None before a choice."""
+    if source == "a Parquet file":
+        upload = st.file_uploader("sweep rows (Parquet)", type=["parquet"], key="sweep:upload")
+        if upload is None:
+            return None
+        return upload.file_id, sweeps.results_from_parquet(upload.name, upload.getvalue())
+    found = [str(p) for p in sweeps.results_dirs(Path(RESULTS_ROOT))]
+    path = st.selectbox(
+        "results directory",
+        found,
+        index=0 if found else None,
+        accept_new_options=True,
+        key="sweep:directory",
+    )
+    if path is None:
+        st.info(f"No sweep results under {RESULTS_ROOT}/ yet: run `loopbudget sweep`.")
+        return None
+    parts = Path(path, "parts")
+    count = len(list(parts.iterdir())) if parts.is_dir() else 0
+    return f"{path}|{count}", sweep_results(path, count)
