@@ -1,11 +1,14 @@
-"""Shared fixtures: the ``loopbudget`` command line run in-process."""
+"""Shared fixtures: the ``loopbudget`` command line run in-process, the dashboard headless."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+from app_support import APP, TIMEOUT_S
+from streamlit.testing.v1 import AppTest
 from support import CliResult
 
 from sim.cli import main
@@ -29,3 +32,11 @@ def cli(
         return CliResult(exit_code, captured.out, captured.err)
 
     return invoke
+
+
+@pytest.fixture
+def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AppTest:
+    """The dashboard after its first run, on the default preset, in an empty directory
+    (so no local sweep results show up)."""
+    monkeypatch.chdir(tmp_path)
+    return AppTest.from_file(APP, default_timeout=TIMEOUT_S).run()
