@@ -12,10 +12,9 @@ from scipy.special import stdtrit
 from models.errors import ScenarioError
 from models.loading import with_changes
 from models.scenario import Scenario
-from models.stages import STAGES
 from sim.analytic import expect
 from sim.fleet import Replication
-from sim.fleet_summary import run_fleet
+from sim.fleet_summary import pool_demand_s, run_fleet
 from sim.transports import Transport
 
 SLO_METRICS = {
@@ -71,15 +70,9 @@ def with_agents(scenario: Scenario, agents: int) -> Scenario:
 def saturation_estimate(scenario: Scenario, transport: Transport) -> int:
     """Agents at which the busiest pool would reach full utilization (analytic, no queueing)."""
     e = expect(scenario, transport)
-    budget = dict(zip(STAGES, e.stage_s, strict=True))
     cycle_s = e.e2e_s + scenario.load.think_time_s.mean
-    c = scenario.capacity
-    work_per_agent = {
-        "api": e.api_cpu_s / cycle_s / c.api_workers,
-        "safety": budget["safety"] / cycle_s / c.safety_workers,
-        "inference": (budget["prefill"] + budget["decode"]) / cycle_s / c.inference_slots,
-    }
-    return max(1, int(1.0 / max(work_per_agent.values())))
+    busiest_s = max(pool_demand_s(scenario, e).values())
+    return max(1, int(cycle_s / busiest_s))
 
 
 @dataclass(frozen=True)

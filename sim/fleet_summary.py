@@ -13,8 +13,8 @@ import numpy as np
 from scipy.special import stdtrit
 
 from models.scenario import Scenario
-from models.stages import STAGES
-from sim.analytic import expect
+from models.stages import STAGES, Stage
+from sim.analytic import Expectation, expect
 from sim.fleet import POOLS, Replication, simulate_fleet
 from sim.metrics import Metric
 from sim.records import concatenate
@@ -28,23 +28,26 @@ def run_fleet(scenario: Scenario, transport: Transport) -> list[Replication]:
     return [simulate_fleet(scenario, transport, r) for r in range(scenario.load.replications)]
 
 
-def offered_load(scenario: Scenario, transport: Transport) -> dict[str, float]:
-    """Analytic offered load per pool for open arrivals (>= 1 means the queue grows forever).
+def pool_demand_s(scenario: Scenario, expectation: Expectation) -> dict[str, float]:
+    """Expected busy time one rollout puts on each pool, per server (analytic, no queueing).
 
-    Inference is charged at the lone-stream decode rate, a lower bound on its load.
+    Inference is charged at the lone-stream decode rate (a lower bound on its
+    load) and the state store with the whole ``state_load`` stage (an upper bound).
     """
-    e = expect(scenario, transport)
-    budget = dict(zip(STAGES, e.stage_s, strict=True))
-    rate = scenario.load.rollouts_per_s
+    budget = dict(zip(STAGES, expectation.stage_s, strict=True))
     c = scenario.capacity
-    store_s = budget["state_load"] if transport is not Transport.HTTP_FULL else 0.0
-    offered = {
-        "api": rate * e.api_cpu_s / c.api_workers,
-        "state_store": rate * store_s / c.state_store_slots,
-        "safety": rate * budget["safety"] / c.safety_workers,
-        "inference": rate * (budget["prefill"] + budget["decode"]) / c.inference_slots,
+    return {
+        "api": expectation.api_cpu_s / c.api_workers,
+        "state_store": float(budget[Stage.STATE_LOAD]) / c.state_store_slots,
+        "safety": float(budget[Stage.SAFETY]) / c.safety_workers,
+        "inference": float(budget[Stage.PREFILL] + budget[Stage.DECODE]) / c.inference_slots,
     }
-    return {pool: float(value) for pool, value in offered.items()}
+
+
+def offered_load(scenario: Scenario, transport: Transport) -> dict[str, float]:
+    """Offered load per pool under open arrivals (>= 1 means the queue grows forever)."""
+    demand = pool_demand_s(scenario, expect(scenario, transport))
+    return {pool: scenario.load.rollouts_per_s * s for pool, s in demand.items()}
 
 
 def fleet_summary(

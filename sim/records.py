@@ -47,9 +47,6 @@ class RolloutRecords:
     def count(self) -> int:
         return int(self.e2e_s.size)
 
-    def column(self, stage_index: int) -> np.ndarray:
-        return self.stage_s[:, stage_index]
-
 
 def concatenate(parts: list[RolloutRecords]) -> RolloutRecords:
     """Join the records of consecutive blocks."""
