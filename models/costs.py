@@ -73,6 +73,20 @@ class TurnCosts:
     post_overlapped_s: np.ndarray
     """Post-inference work done off the critical path (overlapped with the next request)."""
 
+    def select(self, other: TurnCosts, take_self: np.ndarray) -> TurnCosts:
+        """Per turn, this turn's costs where ``take_self`` is true, else ``other``'s."""
+        mask = np.asarray(take_self, dtype=bool)
+        return TurnCosts(
+            stage_s={
+                stage: np.where(mask, seconds, other.stage_s[stage])
+                for stage, seconds in self.stage_s.items()
+            },
+            ttft_s=np.where(mask, self.ttft_s, other.ttft_s),
+            api_cpu_s=np.where(mask, self.api_cpu_s, other.api_cpu_s),
+            safety_cpu_s=np.where(mask, self.safety_cpu_s, other.safety_cpu_s),
+            post_overlapped_s=np.where(mask, self.post_overlapped_s, other.post_overlapped_s),
+        )
+
     @property
     def request_s(self) -> np.ndarray:
         """From the start of the request to the end of its response (all but the tool)."""

@@ -45,8 +45,10 @@ def _simulate_block(
 ) -> RolloutRecords:
     turns = draw_turns(scenario, block, rollouts)
     cold_work, warm_work = turn_work(scenario, transport, turns)
-    cold_request_s = stage_costs(scenario, cold_work).request_s.tolist()
-    warm_request_s = stage_costs(scenario, warm_work).request_s.tolist()
+    cold_costs = stage_costs(scenario, cold_work)
+    warm_costs = stage_costs(scenario, warm_work)
+    cold_request_s = cold_costs.request_s.tolist()
+    warm_request_s = warm_costs.request_s.tolist()
     tool_s = turns.tool_s.tolist()
     offsets = turns.offsets.tolist()
     faults = stream(scenario.seed, block, Draw.CONNECTION_FAULTS)
@@ -73,7 +75,7 @@ def _simulate_block(
     env.process(agent())
     env.run()
 
-    costs = stage_costs(scenario, cold_work.blend(warm_work, cold))
+    costs = cold_costs.select(warm_costs, cold)
     stage_matrix = np.column_stack([costs.stage_s[stage] for stage in STAGES])
     starts = turns.offsets[:-1]
     turn_records = None

@@ -281,6 +281,8 @@ class _Fleet:
         return concatenate(parts)
 
     def _block_records(self, block: _Block) -> RolloutRecords:
+        # Recomputed here rather than kept from the run: a block in flight holds only
+        # its compact service times, which bounds a large fleet's memory.
         cold_work, warm_work = turn_work(self.scenario, self.transport, block.turns)
         costs = stage_costs(self.scenario, cold_work.blend(warm_work, block.cold_flag))
         matrix = np.column_stack([costs.stage_s[stage] for stage in STAGES])
