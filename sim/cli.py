@@ -23,7 +23,7 @@ from models.loading import preset_names, preset_text, raw_scenario, validate
 from sim.cli_load import capacity as capacity_command
 from sim.cli_load import load as load_command
 from sim.report import print_compare, print_run
-from sim.run import Run, execute, is_fleet, load, parse_engine, parse_spec
+from sim.run import Engine, Run, execute, is_fleet, load, parse_engine, parse_spec
 from sim.summary import compare as compare_runs
 from sim.summary import summarize
 from sim.sweep.commands import plot as plot_command
@@ -178,14 +178,14 @@ def _execute(
     spec = parse_spec(spec_text)
     engine = parse_engine(engine_name)
     scenario = load(spec, sets, seed)
-    if keep_turns and engine.value == "analytic":
+    if keep_turns and engine is Engine.ANALYTIC:
         raise ScenarioError("--trace: needs --engine des (the analytic engine has no turns)")
     if keep_turns and is_fleet(scenario):
         raise ScenarioError(
             f"--trace with load.agents = {scenario.load.agents} ({scenario.load.kind} load): "
             "traces are written by the single-agent engine; use load.agents = 1"
         )
-    if not sys.stderr.isatty() or engine.value == "analytic":
+    if not sys.stderr.isatty() or engine is Engine.ANALYTIC:
         return execute(spec, scenario, engine, rollouts, keep_turns)
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
