@@ -2,21 +2,21 @@
 
 Start it with ``make dashboard``.  Analytic numbers follow every widget; the
 discrete-event simulation runs on a button and is cached per scenario and seed.
-The page is assembled here from the ``sim.dashboard_*`` modules: the sidebar
-(``dashboard_panel``), the views (``dashboard_views``, ``dashboard_fleet_views``,
-``dashboard_sweep_view``) and the cached engine calls (``dashboard_cache``).
+The page is assembled here from the ``sim.dashboard`` modules: the sidebar
+(``panel``), the views (``views``, ``fleet_views``, ``sweep_view``) and the
+cached engine calls (``cache``).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from sim import dashboard_data as data
-from sim.dashboard_fleet_views import load_view
-from sim.dashboard_panel import scenario_panel
-from sim.dashboard_sweep_view import sweep_view
-from sim.dashboard_views import amdahl_view, budget_view, rollout_view, scaling_view
-from sim.transports import Transport
+from sim.dashboard import data
+from sim.dashboard.fleet_views import load_view
+from sim.dashboard.panel import scenario_panel
+from sim.dashboard.sweep_view import sweep_view
+from sim.dashboard.views import amdahl_view, budget_view, rollout_view, scaling_view
+from sim.engine.transports import Transport
 
 
 def main() -> None:

@@ -18,8 +18,7 @@ from collections.abc import Callable
 from itertools import cycle
 
 from models.loading import load_scenario
-from sim.analytic import expect
-from sim.dashboard_data import (
+from sim.dashboard.data import (
     DEFAULT_TRANSPORTS,
     amdahl_frame,
     amdahl_point,
@@ -29,8 +28,9 @@ from sim.dashboard_data import (
     rollout_frame,
     scaling_frame,
 )
-from sim.dashboard_knobs import KNOBS, apply, decode_tps
-from sim.transports import Transport
+from sim.dashboard.knobs import KNOBS, apply, decode_tps
+from sim.engine.analytic import expect
+from sim.engine.transports import Transport
 
 PRESET = "codex-spark"
 GOAL_MS = 100.0

@@ -28,9 +28,9 @@ import numpy as np
 
 from models.loading import load_scenario
 from models.stages import STAGES
-from sim.des import simulate
-from sim.records import RolloutRecords
-from sim.transports import Transport
+from sim.engine.des import simulate
+from sim.engine.records import RolloutRecords
+from sim.engine.transports import Transport
 
 SCENARIO = "codex-spark"
 METHODS = ("tracemalloc", "rss")

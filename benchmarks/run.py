@@ -29,8 +29,8 @@ from benchmarks.speed import (
     stage_means_s,
 )
 from models.loading import load_scenario
-from sim.des import simulate
-from sim.transports import Transport
+from sim.engine.des import simulate
+from sim.engine.transports import Transport
 
 OUTPUTS = {
     "full": Path(__file__).resolve().parent / "results.json",

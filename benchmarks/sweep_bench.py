@@ -29,15 +29,15 @@ from pathlib import Path
 from typing import Any
 
 from models.loading import raw_scenario
-from sim.analytic import expect
-from sim.run import Engine, Run, execute
+from sim.analysis.run import Engine, Run, execute
+from sim.engine.analytic import expect
+from sim.engine.transports import Transport
 from sim.sweep.execute import chunk_tasks, run_sweep, sweep_context
 from sim.sweep.points import point_scenario
 from sim.sweep.rows import run_rows, to_table
 from sim.sweep.sweepfile import Sweep, SweepFile
 from sim.sweep.tasks import Context, Task, analytic_scenario, run_chunk_table
 from sim.sweep.vectorized import expect_many
-from sim.transports import Transport
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from models.stages import Stage
-from sim.dashboard_knobs import Control, Knob
+from sim.dashboard.knobs import Control, Knob
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TIMEOUT_S = 60

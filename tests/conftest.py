@@ -11,7 +11,7 @@ from app_support import APP, TIMEOUT_S
 from streamlit.testing.v1 import AppTest
 from support import CliResult
 
-from sim.cli import main
+from sim.cli.app import main
 
 
 @pytest.fixture

@@ -18,10 +18,10 @@ import pytest
 from support import CORE_PRESETS, scenario
 
 from models.stages import STAGES, Stage
-from sim.analytic import Expectation, expect
-from sim.des import simulate
-from sim.records import STAGE_COLUMNS, RolloutRecords
-from sim.transports import Transport
+from sim.engine.analytic import Expectation, expect
+from sim.engine.des import simulate
+from sim.engine.records import STAGE_COLUMNS, RolloutRecords
+from sim.engine.transports import Transport
 
 ROLLOUTS = 4000
 Z_TOLERANCE = 4.0

@@ -20,16 +20,16 @@ from streamlit.testing.v1 import AppTest
 from models.errors import ScenarioError
 from models.loading import load_scenario, preset_names, raw_scenario, validate
 from models.stages import Stage
-from sim.analytic import expect
-from sim.dashboard_fields import scenario_fields
-from sim.dashboard_knobs import (
+from sim.dashboard.fields import scenario_fields
+from sim.dashboard.knobs import (
     COVERED_PATHS,
     DECODE,
     HARDWARE,
     KNOBS,
     decode_tps,
 )
-from sim.transports import Transport
+from sim.engine.analytic import expect
+from sim.engine.transports import Transport
 
 
 @pytest.mark.parametrize("preset", preset_names())

@@ -17,9 +17,9 @@ from benchmarks.speed import (
 )
 from models.loading import load_scenario
 from models.stages import STAGES
-from sim.des import simulate
-from sim.streams import BLOCK_ROLLOUTS
-from sim.transports import Transport
+from sim.engine.des import simulate
+from sim.engine.streams import BLOCK_ROLLOUTS
+from sim.engine.transports import Transport
 
 ROLLOUTS = 3
 

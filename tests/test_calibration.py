@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from support import scenario
 
-from sim.run import Engine, execute, parse_spec
-from sim.summary import compare
+from sim.analysis.run import Engine, execute, parse_spec
+from sim.analysis.summary import compare
 
 ROLLOUTS = 500
 

@@ -12,7 +12,7 @@ from models.errors import ScenarioError
 from models.loading import load_scenario, preset_names
 from models.scenario import Scenario
 from models.stages import STAGES, Stage
-from sim.dashboard_data import (
+from sim.dashboard.data import (
     DEFAULT_TRANSPORTS,
     amdahl_frame,
     evaluate,
@@ -21,9 +21,9 @@ from sim.dashboard_data import (
     scaling_frame,
     simulate_one,
 )
-from sim.dashboard_fields import lookup, scenario_fields
-from sim.dashboard_io import scenario_from_upload, scenario_toml
-from sim.dashboard_knobs import (
+from sim.dashboard.fields import lookup, scenario_fields
+from sim.dashboard.io import scenario_from_upload, scenario_toml
+from sim.dashboard.knobs import (
     DECODE,
     DECODE_MARKS_TPS,
     KNOBS,
@@ -31,7 +31,7 @@ from sim.dashboard_knobs import (
     decode_tps,
     mean_tool_time_s,
 )
-from sim.transports import Transport
+from sim.engine.transports import Transport
 
 
 def test_toml_round_trip_of_every_preset() -> None:
@@ -102,7 +102,7 @@ def test_amdahl_curve_grows_with_decode_speed() -> None:
 
 
 def test_amdahl_curve_ignores_the_scenario_decode_speed() -> None:
-    from sim.dashboard_knobs import with_decode_tps
+    from sim.dashboard.knobs import with_decode_tps
 
     scenario = load_scenario("codex-spark")
     a = amdahl_frame(scenario, DEFAULT_TRANSPORTS)

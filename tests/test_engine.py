@@ -13,9 +13,9 @@ from support import CORE_PRESETS, scenario
 
 from models.scenario import Scenario
 from models.stages import STAGES, Stage
-from sim.des import simulate
-from sim.records import STAGE_COLUMNS, RolloutRecords, TurnRecords
-from sim.transports import Transport
+from sim.engine.des import simulate
+from sim.engine.records import STAGE_COLUMNS, RolloutRecords, TurnRecords
+from sim.engine.transports import Transport
 
 STRESS = (
     "connection.ws_drops_per_hour=600",

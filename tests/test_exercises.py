@@ -13,8 +13,8 @@ import pytest
 
 from models.loading import load_scenario
 from models.stages import STAGES, Stage
-from sim.analytic import Expectation, expect
-from sim.transports import Transport
+from sim.engine.analytic import Expectation, expect
+from sim.engine.transports import Transport
 
 PAGE = (Path(__file__).resolve().parent.parent / "docs" / "exercises.md").read_text()
 PAGE_TEXT = " ".join(PAGE.split())

@@ -17,10 +17,10 @@ import pytest
 from support import CliResult, assert_one_line_error
 
 from models.loading import load_scenario
-from sim.analytic import expect
-from sim.capacity import SLO_METRICS, Slo, evaluate
-from sim.fleet import POOLS
-from sim.transports import Transport
+from sim.analysis.capacity import SLO_METRICS, Slo, evaluate
+from sim.engine.analytic import expect
+from sim.engine.fleet import POOLS
+from sim.engine.transports import Transport
 
 Cli = Callable[..., CliResult]
 TINY = str(Path(__file__).parent / "data" / "tiny-fleet.toml")

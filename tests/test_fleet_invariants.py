@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from models.loading import load_scenario
 from models.scenario import Scenario
 from models.stages import Stage
-from sim.draws import draw_turns
-from sim.fleet import POOLS, Replication, simulate_fleet
-from sim.records import STAGE_COLUMNS
-from sim.transports import Transport
+from sim.engine.draws import draw_turns
+from sim.engine.fleet import POOLS, Replication, simulate_fleet
+from sim.engine.records import STAGE_COLUMNS
+from sim.engine.transports import Transport
 
 TINY = str(Path(__file__).parent / "data" / "tiny-fleet.toml")
 QUEUE = STAGE_COLUMNS[Stage.QUEUE]

@@ -27,9 +27,9 @@ import pytest
 from models.loading import load_scenario
 from models.scenario import Scenario
 from models.stages import Stage
-from sim.fleet import Replication, simulate_fleet
-from sim.records import STAGE_COLUMNS
-from sim.transports import Transport
+from sim.engine.fleet import Replication, simulate_fleet
+from sim.engine.records import STAGE_COLUMNS
+from sim.engine.transports import Transport
 
 DATA = Path(__file__).parent / "data"
 QUEUE = STAGE_COLUMNS[Stage.QUEUE]

@@ -16,11 +16,11 @@ import pytest
 from models.loading import load_scenario
 from models.scenario import Scenario
 from models.stages import Stage
-from sim.analytic import expect
-from sim.fleet import Replication
-from sim.fleet_summary import fleet_summary, offered_load, run_fleet
-from sim.records import STAGE_COLUMNS
-from sim.transports import Transport
+from sim.analysis.fleet_summary import fleet_summary, offered_load, run_fleet
+from sim.engine.analytic import expect
+from sim.engine.fleet import Replication
+from sim.engine.records import STAGE_COLUMNS
+from sim.engine.transports import Transport
 
 OVERLOAD = (
     "load.kind='open'",

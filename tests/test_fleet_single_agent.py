@@ -20,13 +20,13 @@ import pytest
 from models.loading import load_scenario
 from models.scenario import Scenario
 from models.stages import STAGES, Stage
-from sim.analytic import expect
-from sim.des import simulate
-from sim.fleet import Replication
-from sim.fleet_summary import run_fleet
-from sim.records import STAGE_COLUMNS, RolloutRecords, concatenate
-from sim.streams import BLOCK_ROLLOUTS
-from sim.transports import Transport
+from sim.analysis.fleet_summary import run_fleet
+from sim.engine.analytic import expect
+from sim.engine.des import simulate
+from sim.engine.fleet import Replication
+from sim.engine.records import STAGE_COLUMNS, RolloutRecords, concatenate
+from sim.engine.streams import BLOCK_ROLLOUTS
+from sim.engine.transports import Transport
 
 Z_TOLERANCE = 4.0
 SLACK_S = 1e-9

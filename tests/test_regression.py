@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from support import scenario
 
-from sim.analytic import expect
-from sim.des import simulate
-from sim.transports import Transport
+from sim.engine.analytic import expect
+from sim.engine.des import simulate
+from sim.engine.transports import Transport
 
 
 def significant(value: float) -> str:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from models.errors import ScenarioError
-from sim.run import Engine
+from sim.analysis.run import Engine
+from sim.engine.transports import Transport
 from sim.sweep.sweepfile import MAX_RUNS, load_sweep
-from sim.transports import Transport
 
 HEAD = """
 name = "t"

@@ -40,7 +40,7 @@ def test_a_sweep_killed_part_way_resumes_to_the_rows_of_an_uninterrupted_run(
     source = tmp_path / "sweep.toml"
     source.write_text(textwrap.dedent(MANY_QUICK_POINTS))
     out = tmp_path / "killed"
-    command = [sys.executable, "-c", "from sim.cli import main; main()"]
+    command = [sys.executable, "-c", "from sim.cli.app import main; main()"]
     arguments = ["sweep", str(source), "--out", str(out), "--workers", "2"]
     with (tmp_path / "log").open("w") as log:
         process = subprocess.Popen(

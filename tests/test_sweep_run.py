@@ -12,12 +12,12 @@ import pyarrow.compute as pc
 import pytest
 
 from models.errors import ScenarioError
-from sim.run import Spec
+from sim.analysis.run import Spec
+from sim.engine.transports import Transport
 from sim.sweep.execute import _client, _on_dask, chunk_tasks, run_sweep, sweep_context
 from sim.sweep.store import MANIFEST, SWEEP_FILE, ResultsDir, read_results
 from sim.sweep.sweepfile import load_sweep
 from sim.sweep.tasks import Context, run_chunk_table
-from sim.transports import Transport
 
 ANALYTIC = """
 name = "grid"

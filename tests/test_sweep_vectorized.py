@@ -12,16 +12,16 @@ from hypothesis import strategies as st
 
 from models.loading import raw_scenario
 from models.scenario import Scenario
-from sim import analytic
-from sim.analytic import Expectation, expect
-from sim.run import Engine, Spec, execute
-from sim.summary import compare, summarize
+from sim.engine import analytic
+from sim.analysis.run import Engine, Spec, execute
+from sim.analysis.summary import compare, summarize
+from sim.engine.analytic import Expectation, expect
+from sim.engine.transports import Transport
 from sim.sweep import vectorized
 from sim.sweep.points import point_scenario
 from sim.sweep.rows import flatten
 from sim.sweep.tasks import Context, Task, run_chunk
 from sim.sweep.vectorized import expect_many
-from sim.transports import Transport
 from tests.support import CORE_PRESETS
 
 RELATIVE = 1e-12

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from models.loading import load_scenario
 from models.stages import STAGES, Stage
-from sim.analytic import expect
-from sim.des import simulate
-from sim.stats import mean_ci95
-from sim.transports import Transport
+from sim.analysis.stats import mean_ci95
+from sim.engine.analytic import expect
+from sim.engine.des import simulate
+from sim.engine.transports import Transport
 
 ROLLOUTS = 20_000
 

@@ -16,8 +16,8 @@ import numpy as np
 from models.loading import load_scenario
 from models.scenario import Scenario
 from models.stages import STAGES, Stage
-from sim.analytic import expect
-from sim.transports import Transport
+from sim.engine.analytic import expect
+from sim.engine.transports import Transport
 
 PRESET = "codex-spark"
 CALLS = (0, 5, 10, 20, 30, 40, 60, 80, 120)

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from models.loading import load_scenario
 from models.stages import FIRST_TOKEN_STAGES, STAGES
-from sim.analytic import Expectation, expect
-from sim.transports import Transport
+from sim.engine.analytic import Expectation, expect
+from sim.engine.transports import Transport
 
 PRESET = "codex-spark"
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from sim.run import Engine, execute, load, parse_spec
-from sim.summary import compare
+from sim.analysis.run import Engine, execute, load, parse_spec
+from sim.analysis.summary import compare
 
 ROLLOUTS = 500
 

@@ -16,8 +16,8 @@ from models.costs import Work, stage_costs
 from models.loading import load_scenario
 from models.scenario import Scenario
 from models.stages import STAGES
-from sim.analytic import expected_turns
-from sim.transports import Transport, turn_work
+from sim.engine.analytic import expected_turns
+from sim.engine.transports import Transport, turn_work
 
 PRESET = "codex-spark"
 CALLS = 30

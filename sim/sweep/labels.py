@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from models.stages import Stage
-from sim.metrics import Metric
+from sim.analysis.metrics import Metric
 
 _UNITS = (
     ("_bytes_per_s", "bytes/s"),
@@ -75,3 +75,8 @@ def metric_label(column: str, transport: str | None = None, baseline: str | None
 def _metric(column: str) -> Metric | None:
     matches = [m for m in Metric if column == m.value or column.startswith(f"{m.value}_")]
     return max(matches, key=lambda m: len(m.value), default=None)
+
+
+def default_metric(columns: list[str]) -> str:
+    """The end-to-end reduction when the sweep compared transports, else the mean e2e time."""
+    return "e2e_reduction" if "e2e_reduction" in columns else "e2e_s_mean"

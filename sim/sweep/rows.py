@@ -20,10 +20,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from sim.run import Run
-from sim.summary import compare, summarize
+from sim.analysis.run import Run
+from sim.analysis.summary import compare, summarize
+from sim.engine.transports import Transport
 from sim.sweep.sweepfile import Axis, SweepFile
-from sim.transports import Transport
 
 POINT = "point"
 TRANSPORT = "transport"

@@ -20,10 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from models.errors import ScenarioError, one_line
 from models.loading import parse_assignment, raw_scenario, set_path, validate
-from sim.run import Engine
+from sim.analysis.run import Engine
+from sim.engine.transports import Transport
 from sim.sweep.design import point_count
 from sim.sweep.points import point_table
-from sim.transports import Transport
 
 MAX_RUNS = 2_000_000
 """Upper bound on points x seeds: larger sweeps are almost always a typo."""

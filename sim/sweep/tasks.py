@@ -15,11 +15,11 @@ import pyarrow as pa
 
 from models.errors import ScenarioError
 from models.scenario import Scenario
-from sim.run import Engine, Run, Spec, execute, is_fleet
+from sim.analysis.run import Engine, Run, Spec, execute, is_fleet
+from sim.engine.transports import Transport
 from sim.sweep.points import point_scenario
 from sim.sweep.rows import Head, encode, error_rows, run_rows, to_table
 from sim.sweep.vectorized import expect_many
-from sim.transports import Transport
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,9 @@ from pydantic import BaseModel
 from models.costs import TurnCosts, stage_costs
 from models.scenario import Scenario
 from models.stages import STAGES
-from sim.analytic import Expectation, discrete_support, expect
-from sim.transports import Transport, turn_work
-from sim.turns import Turns
+from sim.engine.analytic import Expectation, discrete_support, expect
+from sim.engine.transports import Transport, turn_work
+from sim.engine.turns import Turns
 
 BATCH_POINTS = 64
 """Points evaluated together: (points x turns) arrays stay small enough for the CPU cache."""
@@ -271,7 +271,7 @@ def _cold_probability(
     turns: StackedTurns,
     warm: TurnCosts,
 ) -> np.ndarray:
-    """``sim.analytic``'s probability that a turn starts on a new connection, per point."""
+    """``sim.engine.analytic``'s probability that a turn starts on a new connection, per point."""
     first = turns.turn_index == 0
     if not transport.is_websocket:
         expired = []

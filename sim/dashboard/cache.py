@@ -1,8 +1,8 @@
 """The dashboard's cached engine calls and the runs a session has asked for.
 
 Every cached function takes the scenario as JSON, so Streamlit's cache keys it
-by value (seed included); pure computations live in ``sim.dashboard_data``,
-``sim.dashboard_load`` and ``sim.dashboard_sweeps``.
+by value (seed included); pure computations live in ``sim.dashboard.data``,
+``sim.dashboard.load`` and ``sim.dashboard.sweeps``.
 """
 
 from __future__ import annotations
@@ -15,13 +15,12 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from models.scenario import Scenario
-from sim import dashboard_data as data
-from sim import dashboard_load as fleet
-from sim import dashboard_sweeps as sweeps
-from sim.capacity import Slo
-from sim.run import Engine, Run
+from sim.analysis.capacity import Slo
+from sim.analysis.run import Engine, Run
+from sim.dashboard import data, sweeps
+from sim.dashboard import load as fleet
+from sim.engine.transports import Transport
 from sim.sweep.plots import Results as SweepResults
-from sim.transports import Transport
 
 REQUESTED = "simulated"
 """Session-state key: the keys of the runs asked for in this session."""

@@ -21,7 +21,7 @@ from models.errors import ScenarioError
 from models.hardware import HardwareProfile, hardware_registry
 from models.loading import set_path
 from models.scenario import Scenario
-from sim.dashboard_fields import field_spec, validated
+from sim.dashboard.fields import field_spec, validated
 
 Table = dict[str, Any]
 

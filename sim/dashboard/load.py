@@ -1,6 +1,6 @@
 """The load view's data: a fleet of agents at several sizes, and its capacity at an SLO.
 
-Thin wrappers over ``sim.fleet_summary`` and ``sim.capacity`` that turn their
+Thin wrappers over ``sim.analysis.fleet_summary`` and ``sim.analysis.capacity`` that turn their
 JSON objects into tables for plotting.
 """
 
@@ -11,12 +11,12 @@ from typing import Any
 import pandas as pd
 
 from models.scenario import Scenario
-from sim.capacity import SLO_METRICS, Slo, search, with_agents
-from sim.cli_load import parse_points
-from sim.fleet import POOLS
-from sim.fleet_summary import fleet_summary, run_fleet
-from sim.metrics import Metric
-from sim.transports import Transport
+from sim.analysis.capacity import SLO_METRICS, Slo, search, with_agents
+from sim.analysis.fleet_summary import fleet_summary, run_fleet
+from sim.analysis.load_points import parse_points
+from sim.analysis.metrics import Metric
+from sim.engine.fleet import POOLS
+from sim.engine.transports import Transport
 
 DEFAULT_AGENTS = "10, 100, 200, 300"
 DEFAULT_SLO = Slo("ttft_p95_s", 1.0)

@@ -8,11 +8,11 @@ import streamlit as st
 
 from models.errors import ScenarioError
 from models.scenario import Scenario
-from sim import dashboard_charts as charts
-from sim import dashboard_load as fleet
-from sim.capacity import Slo
-from sim.dashboard_cache import fleet_capacity, fleet_point, requested, run_key
-from sim.transports import Transport
+from sim.analysis.capacity import Slo
+from sim.dashboard import charts
+from sim.dashboard import load as fleet
+from sim.dashboard.cache import fleet_capacity, fleet_point, requested, run_key
+from sim.engine.transports import Transport
 
 
 def load_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:

@@ -115,6 +115,7 @@ def plot(
     out: Path | None,
 ) -> None:
     """Plot sweep results from DIRECTORY as PNG and SVG."""
+    from sim.sweep.labels import default_metric
     from sim.sweep.plots import Results, heat_map, line_plot, save, tornado
 
     results = Results.load(directory)
@@ -134,11 +135,6 @@ def plot(
     base = directory / re.sub(r"[^A-Za-z0-9_-]+", "_", name) if out is None else _strip(out)
     for path in save(figure, base):
         click.echo(str(path))
-
-
-def default_metric(columns: list[str]) -> str:
-    """The end-to-end reduction when the sweep compared transports, else the mean e2e time."""
-    return "e2e_reduction" if "e2e_reduction" in columns else "e2e_s_mean"
 
 
 def _where(text: str) -> tuple[str, object]:

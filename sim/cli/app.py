@@ -20,16 +20,16 @@ from rich.table import Table
 from models.errors import ScenarioError
 from models.hardware import hardware_registry
 from models.loading import preset_names, preset_text, raw_scenario, validate
-from sim.cli_load import capacity as capacity_command
-from sim.cli_load import load as load_command
-from sim.report import print_compare, print_run
-from sim.run import Engine, Run, execute, is_fleet, load, parse_engine, parse_spec
-from sim.summary import compare as compare_runs
-from sim.summary import summarize
-from sim.sweep.commands import plot as plot_command
-from sim.sweep.commands import sweep as sweep_command
-from sim.trace import write_trace
-from sim.transports import Transport
+from sim.analysis.run import Engine, Run, execute, is_fleet, load, parse_engine, parse_spec
+from sim.analysis.summary import compare as compare_runs
+from sim.analysis.summary import summarize
+from sim.analysis.trace import write_trace
+from sim.cli.load import capacity as capacity_command
+from sim.cli.load import load as load_command
+from sim.cli.report import print_compare, print_run
+from sim.cli.sweep import plot as plot_command
+from sim.cli.sweep import sweep as sweep_command
+from sim.engine.transports import Transport
 
 USAGE_ERROR = 2
 

@@ -14,8 +14,8 @@ import altair as alt
 import pandas as pd
 
 from models.stages import STAGES
-from sim.dashboard_knobs import DECODE, DECODE_MARKS_TPS
-from sim.fleet import POOLS
+from sim.dashboard.knobs import DECODE, DECODE_MARKS_TPS
+from sim.engine.fleet import POOLS
 
 TRANSPORT_COLOURS = {
     "http": "#d62728",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from models.scenario import Scenario
-from sim import dashboard_charts as charts
-from sim import dashboard_data as data
-from sim.dashboard_cache import (
+from sim.analysis.metrics import Metric
+from sim.dashboard import charts, data
+from sim.dashboard.cache import (
     amdahl_curve,
     analytic,
     one_rollout,
@@ -16,10 +16,9 @@ from sim.dashboard_cache import (
     scaling_curves,
     simulate_all,
 )
-from sim.dashboard_knobs import decode_tps, mean_tool_calls, with_decode_tps, with_tool_calls
-from sim.dashboard_panel import follow
-from sim.metrics import Metric
-from sim.transports import Transport
+from sim.dashboard.knobs import decode_tps, mean_tool_calls, with_decode_tps, with_tool_calls
+from sim.dashboard.panel import follow
+from sim.engine.transports import Transport
 
 DEFAULT_ROLLOUTS = 500
 TURNS_SHOWN = "rollout:turns"

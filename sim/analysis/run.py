@@ -8,12 +8,12 @@ from enum import StrEnum
 from models.errors import ScenarioError
 from models.loading import load_scenario
 from models.scenario import Scenario
-from sim.analytic import Expectation, expect
-from sim.des import Progress, simulate
-from sim.fleet import Replication
-from sim.fleet_summary import run_fleet
-from sim.records import RolloutRecords
-from sim.transports import Transport
+from sim.analysis.fleet_summary import run_fleet
+from sim.engine.analytic import Expectation, expect
+from sim.engine.des import Progress, simulate
+from sim.engine.fleet import Replication
+from sim.engine.records import RolloutRecords
+from sim.engine.transports import Transport
 
 
 class Engine(StrEnum):

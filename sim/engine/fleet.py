@@ -23,13 +23,13 @@ import simpy
 from models.costs import Work, stage_costs
 from models.scenario import Scenario
 from models.stages import STAGES, Stage
-from sim.connections import new_connection
-from sim.draws import draw_turns
-from sim.pools import Pool, TimeWeighted
-from sim.records import RolloutRecords, concatenate
-from sim.streams import BLOCK_ROLLOUTS, Draw, stream
-from sim.transports import Transport, turn_work
-from sim.turns import Turns
+from sim.engine.connections import new_connection
+from sim.engine.draws import draw_turns
+from sim.engine.pools import Pool, TimeWeighted
+from sim.engine.records import RolloutRecords, concatenate
+from sim.engine.streams import BLOCK_ROLLOUTS, Draw, stream
+from sim.engine.transports import Transport, turn_work
+from sim.engine.turns import Turns
 
 POOLS = ("api", "state_store", "safety", "inference")
 """Contended pools, in the order a turn meets them."""

@@ -16,21 +16,21 @@ import pandas as pd
 
 from models.scenario import Scenario
 from models.stages import STAGES, Stage
-from sim import report
-from sim.analytic import expect
-from sim.capacity import with_agents
-from sim.dashboard_knobs import (
+from sim.analysis.capacity import with_agents
+from sim.analysis.metrics import Metric
+from sim.analysis.run import Engine, Run, Spec, execute, is_fleet
+from sim.analysis.summary import compare, summarize
+from sim.analysis.verdict import verdict as comparison_verdict
+from sim.dashboard.knobs import (
     DECODE,
     DECODE_MARKS_TPS,
     TOOL_CALLS,
     with_decode_tps,
     with_tool_calls,
 )
-from sim.metrics import Metric
-from sim.records import TurnRecords
-from sim.run import Engine, Run, Spec, execute, is_fleet
-from sim.summary import compare, summarize
-from sim.transports import Transport
+from sim.engine.analytic import expect
+from sim.engine.records import TurnRecords
+from sim.engine.transports import Transport
 
 DEFAULT_TRANSPORTS = (Transport.HTTP, Transport.WS)
 
@@ -108,7 +108,9 @@ def budget_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 def verdict(comparison: dict[str, Any]) -> str:
     """The CLI's one-sentence verdict, with the sides named by their transports."""
-    return report.verdict(comparison, comparison["a"]["transport"], comparison["b"]["transport"])
+    return comparison_verdict(
+        comparison, comparison["a"]["transport"], comparison["b"]["transport"]
+    )
 
 
 def amdahl_frame(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from models.scenario import Scenario
-from sim.streams import BLOCK_ROLLOUTS, Draw, stream
-from sim.turns import Turns, history
+from sim.engine.streams import BLOCK_ROLLOUTS, Draw, stream
+from sim.engine.turns import Turns, history
 
 
 def draw_turns(scenario: Scenario, block: int, rollouts: int, replication: int = 0) -> Turns:

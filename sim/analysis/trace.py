@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from models.stages import STAGES, Stage
-from sim.records import TurnRecords
+from sim.engine.records import TurnRecords
 
 _US = 1e6
 _POST_COLUMN = STAGES.index(Stage.POST)

@@ -14,11 +14,11 @@ import simpy
 from models.costs import stage_costs
 from models.scenario import Scenario
 from models.stages import STAGES
-from sim.connections import new_connection
-from sim.draws import draw_turns
-from sim.records import RolloutRecords, TurnRecords, concatenate
-from sim.streams import BLOCK_ROLLOUTS, Draw, stream
-from sim.transports import Transport, turn_work
+from sim.engine.connections import new_connection
+from sim.engine.draws import draw_turns
+from sim.engine.records import RolloutRecords, TurnRecords, concatenate
+from sim.engine.streams import BLOCK_ROLLOUTS, Draw, stream
+from sim.engine.transports import Transport, turn_work
 
 Progress = Callable[[int], None]
 

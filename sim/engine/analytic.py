@@ -19,8 +19,8 @@ from models.costs import TurnCosts, stage_costs
 from models.distributions import Constant, Empirical, Mixture, _Dist
 from models.scenario import Scenario
 from models.stages import STAGES
-from sim.transports import Transport, turn_work
-from sim.turns import Turns, history
+from sim.engine.transports import Transport, turn_work
+from sim.engine.turns import Turns, history
 
 
 @dataclass(frozen=True)

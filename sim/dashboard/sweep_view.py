@@ -7,9 +7,9 @@ from pathlib import Path
 import streamlit as st
 
 from models.errors import ScenarioError
-from sim import dashboard_sweeps as sweeps
-from sim.dashboard_cache import sweep_png, sweep_results
-from sim.sweep.commands import default_metric
+from sim.dashboard import sweeps
+from sim.dashboard.cache import sweep_png, sweep_results
+from sim.sweep.labels import default_metric
 from sim.sweep.plots import Results as SweepResults
 
 RESULTS_ROOT = "results"

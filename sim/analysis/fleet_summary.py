@@ -14,11 +14,11 @@ from scipy.special import stdtrit
 
 from models.scenario import Scenario
 from models.stages import STAGES, Stage
-from sim.analytic import Expectation, expect
-from sim.fleet import POOLS, Replication, simulate_fleet
-from sim.metrics import Metric
-from sim.records import concatenate
-from sim.transports import Transport
+from sim.analysis.metrics import Metric
+from sim.engine.analytic import Expectation, expect
+from sim.engine.fleet import POOLS, Replication, simulate_fleet
+from sim.engine.records import concatenate
+from sim.engine.transports import Transport
 
 CI_METHOD = "Student-t 95% interval across independent replications"
 

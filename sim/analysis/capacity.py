@@ -12,10 +12,10 @@ from scipy.special import stdtrit
 from models.errors import ScenarioError
 from models.loading import with_changes
 from models.scenario import Scenario
-from sim.analytic import expect
-from sim.fleet import Replication
-from sim.fleet_summary import pool_demand_s, run_fleet
-from sim.transports import Transport
+from sim.analysis.fleet_summary import pool_demand_s, run_fleet
+from sim.engine.analytic import expect
+from sim.engine.fleet import Replication
+from sim.engine.transports import Transport
 
 SLO_METRICS = {
     f"{quantity}_{statistic}_s": (quantity, statistic)

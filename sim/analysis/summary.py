@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 
 from models.stages import STAGES
-from sim.fleet_summary import fleet_reductions, fleet_summary
-from sim.metrics import Metric
-from sim.run import Run
-from sim.stats import mean_ci95, ratio_ci95, reduction
+from sim.analysis.fleet_summary import fleet_reductions, fleet_summary
+from sim.analysis.metrics import Metric
+from sim.analysis.run import Run
+from sim.analysis.stats import mean_ci95, ratio_ci95, reduction
 
 
 def summarize(run: Run) -> dict[str, Any]:

@@ -8,7 +8,8 @@ from rich.console import Console
 from rich.table import Table
 
 from models.stages import STAGES
-from sim.metrics import Metric
+from sim.analysis.metrics import Metric
+from sim.analysis.verdict import verdict
 
 
 def print_run(console: Console, summary: dict[str, Any]) -> None:
@@ -83,26 +84,6 @@ def print_compare(console: Console, result: dict[str, Any]) -> None:
     for metric in (Metric.E2E_REDUCTION, Metric.TTFT_REDUCTION, Metric.API_CPU_REDUCTION):
         console.print(f"{metric.label}: {_percent_with_ci(result, metric)}")
     console.print(verdict(result), style="bold")
-
-
-def verdict(result: dict[str, Any], name_a: str | None = None, name_b: str | None = None) -> str:
-    """One sentence: how much faster b is than a, the biggest saving, what dominates b.
-
-    The sides are named by their specs unless names are given (e.g. transports).
-    """
-    a, b = result["a"], result["b"]
-    name_a, name_b = name_a or a["spec"], name_b or b["spec"]
-    saved = {stage: a[Metric.BUDGET_S][stage] - b[Metric.BUDGET_S][stage] for stage in STAGES}
-    biggest = max(saved, key=saved.__getitem__)
-    dominant = max(STAGES, key=lambda stage: b[Metric.BUDGET_SHARE][stage])
-    change = result[Metric.E2E_REDUCTION]
-    direction = "faster" if change >= 0 else "slower"
-    return (
-        f"{name_b} is {abs(change):.1%} {direction} end to end than {name_a}; "
-        f"the biggest saving is {biggest.label} ({saved[biggest]:.2f} s per rollout), "
-        f"and {dominant.label} now dominates {name_b} "
-        f"({b[Metric.BUDGET_SHARE][dominant]:.0%} of its time)."
-    )
 
 
 def _title(summary: dict[str, Any]) -> str:

@@ -14,7 +14,7 @@ import numpy as np
 
 from models.costs import Work
 from models.scenario import Scenario
-from sim.turns import Turns
+from sim.engine.turns import Turns
 
 
 class Transport(StrEnum):

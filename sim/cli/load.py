@@ -11,24 +11,13 @@ from rich.table import Table
 
 from models.errors import ScenarioError
 from models.loading import with_changes
-from sim.capacity import Evaluation, parse_slo, search, with_agents
-from sim.fleet import POOLS
-from sim.fleet_summary import fleet_summary, run_fleet
-from sim.run import load as load_scenario_of
-from sim.run import parse_spec
-from sim.transports import Transport
-
-
-def parse_points(option: str, text: str, kind: type) -> list:
-    """A comma-separated list of positive numbers, e.g. ``1,10,100``."""
-    try:
-        values = [kind(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        values = []
-    if not values or any(not value > 0 for value in values):
-        what = "integers >= 1" if kind is int else "numbers > 0"
-        raise ScenarioError(f"{option} = {text!r}: expected a comma-separated list of {what}")
-    return values
+from sim.analysis.capacity import Evaluation, parse_slo, search, with_agents
+from sim.analysis.fleet_summary import fleet_summary, run_fleet
+from sim.analysis.load_points import parse_points
+from sim.analysis.run import load as load_scenario_of
+from sim.analysis.run import parse_spec
+from sim.engine.fleet import POOLS
+from sim.engine.transports import Transport
 
 
 @click.command()

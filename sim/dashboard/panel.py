@@ -14,7 +14,7 @@ from streamlit.delta_generator import DeltaGenerator
 from models.errors import ScenarioError
 from models.loading import preset_names, raw_scenario, validate
 from models.scenario import Scenario
-from sim.dashboard_fields import (
+from sim.dashboard.fields import (
     FieldKind,
     FieldSpec,
     apply_field,
@@ -22,8 +22,8 @@ from sim.dashboard_fields import (
     scenario_fields,
     shown_value,
 )
-from sim.dashboard_io import scenario_from_upload, scenario_toml
-from sim.dashboard_knobs import COVERED_PATHS, HARDWARE, KNOBS, Control, Knob, apply
+from sim.dashboard.io import scenario_from_upload, scenario_toml
+from sim.dashboard.knobs import COVERED_PATHS, HARDWARE, KNOBS, Control, Knob, apply
 
 DEFAULT_PRESET = "codex-spark"
 Table = dict[str, Any]

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from models.scenario import Scenario
-from sim.transports import Transport
+from sim.engine.transports import Transport
 
 
 class KeepAlive:

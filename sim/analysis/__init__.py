@@ -1,0 +1,1 @@
+"""Analysis: runs, summaries, statistics, capacity, traces (reads the engine's records)."""

@@ -1,0 +1,1 @@
+"""The ``loopbudget`` command line."""

@@ -1,0 +1,1 @@
+"""The Streamlit dashboard's parts (``app.py`` is the page)."""

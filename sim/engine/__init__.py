@@ -1,0 +1,1 @@
+"""The engine: streams, draws, transports, connections, pools, the DES, records, analytic."""
