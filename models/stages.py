@@ -1,8 +1,69 @@
-"""The stages of one turn, in order: the single vocabulary for tables, JSON and plots."""
+"""The stage table: every stage of a turn, in order, and everything the layers need to know of it.
+
+Each stage declares in one place the pool it holds in a fleet, whether it is
+before the first output token, its group, its label and its colour.  The
+engines, the pool-demand estimate, the reports, the trace and the dashboard
+read this table; nothing else says which stage holds which pool.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
+
+
+class Pool(StrEnum):
+    """A contended resource shared by the agents of a fleet."""
+
+    API = "api"
+    STATE_STORE = "state_store"
+    SAFETY = "safety"
+    INFERENCE = "inference"
+
+    @property
+    def label(self) -> str:
+        return _POOL_LABELS[self]
+
+    @property
+    def held_within(self) -> Pool | None:
+        """The pool whose server waits while this one serves (a state-store read is made by
+        an API worker, which stays busy until the read returns)."""
+        return Pool.API if self is Pool.STATE_STORE else None
+
+
+POOLS: tuple[Pool, ...] = tuple(Pool)
+"""Every pool, in the order a turn first meets it."""
+
+_POOL_LABELS = {
+    Pool.API: "API workers",
+    Pool.STATE_STORE: "state store",
+    Pool.SAFETY: "safety classifiers",
+    Pool.INFERENCE: "inference slots",
+}
+
+
+class Group(StrEnum):
+    """Where the time goes."""
+
+    CLIENT = "client"
+    NETWORK = "network"
+    API = "api"
+    SAFETY = "safety"
+    INFERENCE = "inference"
+    TOOL = "tool"
+
+
+@dataclass(frozen=True)
+class StageInfo:
+    """What the layers need to know of one stage."""
+
+    label: str
+    group: Group
+    colour: str
+    pool: Pool | None
+    """The pool it holds in a fleet (None: it uses no contended resource)."""
+    before_first_token: bool
+    """It happens before the first output token leaves the server (TTFT)."""
 
 
 class Stage(StrEnum):
@@ -26,79 +87,65 @@ class Stage(StrEnum):
     TOOL = "tool"
 
     @property
+    def info(self) -> StageInfo:
+        return STAGE_TABLE[self]
+
+    @property
     def label(self) -> str:
-        return _LABELS[self]
+        return STAGE_TABLE[self].label
 
     @property
     def colour(self) -> str:
-        return _COLOURS[self]
+        return STAGE_TABLE[self].colour
 
     @property
-    def group(self) -> str:
-        """Where the time goes: client, network, api, safety, inference or tool."""
-        return _GROUPS[self]
+    def group(self) -> Group:
+        return STAGE_TABLE[self].group
 
+    @property
+    def pool(self) -> Pool | None:
+        return STAGE_TABLE[self].pool
+
+
+def _row(label: str, group: Group, colour: str, pool: Pool | None, first: bool) -> StageInfo:
+    return StageInfo(label, group, colour, pool, first)
+
+
+_C, _N, _A, _S, _I, _T = (
+    Group.CLIENT,
+    Group.NETWORK,
+    Group.API,
+    Group.SAFETY,
+    Group.INFERENCE,
+    Group.TOOL,
+)
+
+# Colour-blind-safe palette (Okabe-Ito and Tableau hues), one per stage.  The queue
+# stage is the time a turn waits for pools (filled in by the fleet); it holds none.
+STAGE_TABLE: dict[Stage, StageInfo] = {
+    Stage.CLIENT_BUILD: _row("client: build request", _C, "#8c8c8c", None, True),
+    Stage.CONNECT: _row("network: connect (TCP/TLS/WS)", _N, "#4e79a7", None, True),
+    Stage.RECOVER: _row("failed continuation (resend)", _N, "#d62728", None, True),
+    Stage.UPLOAD: _row("network: upload", _N, "#76b7b2", None, True),
+    Stage.VALIDATE: _row("api: validate", _A, "#f28e2b", Pool.API, True),
+    Stage.STATE_LOAD: _row("api: load state", _A, "#e15759", Pool.STATE_STORE, True),
+    Stage.RENDER: _row("api: render/tokenize", _A, "#ff9da7", Pool.API, True),
+    Stage.ROUTE: _row("api: route", _A, "#edc948", Pool.API, True),
+    Stage.HOPS: _row("api: intermediate hops", _A, "#b07aa1", None, True),
+    Stage.SAFETY: _row("safety classifiers", _S, "#9c755f", Pool.SAFETY, True),
+    Stage.QUEUE: _row("inference: queue", _I, "#bab0ac", None, True),
+    Stage.PREFILL: _row("inference: prefill", _I, "#59a14f", Pool.INFERENCE, True),
+    Stage.DECODE: _row("inference: decode", _I, "#2ca02c", Pool.INFERENCE, False),
+    Stage.POST: _row("api: post-inference", _A, "#d37295", Pool.API, False),
+    Stage.DOWNLOAD: _row("network: download", _N, "#86bcb6", None, False),
+    Stage.TOOL: _row("client: tool", _T, "#499894", None, False),
+}
 
 STAGES: tuple[Stage, ...] = tuple(Stage)
 """All stages in turn order."""
 
-FIRST_TOKEN_STAGES: tuple[Stage, ...] = STAGES[: STAGES.index(Stage.PREFILL) + 1]
+FIRST_TOKEN_STAGES: tuple[Stage, ...] = tuple(s for s in STAGES if s.info.before_first_token)
 """Stages before the first output token leaves the server (TTFT adds half an RTT)."""
 
-_LABELS = {
-    Stage.CLIENT_BUILD: "client: build request",
-    Stage.CONNECT: "network: connect (TCP/TLS/WS)",
-    Stage.RECOVER: "failed continuation (resend)",
-    Stage.UPLOAD: "network: upload",
-    Stage.VALIDATE: "api: validate",
-    Stage.STATE_LOAD: "api: load state",
-    Stage.RENDER: "api: render/tokenize",
-    Stage.ROUTE: "api: route",
-    Stage.HOPS: "api: intermediate hops",
-    Stage.SAFETY: "safety classifiers",
-    Stage.QUEUE: "inference: queue",
-    Stage.PREFILL: "inference: prefill",
-    Stage.DECODE: "inference: decode",
-    Stage.POST: "api: post-inference",
-    Stage.DOWNLOAD: "network: download",
-    Stage.TOOL: "client: tool",
-}
-
-_GROUPS = {
-    Stage.CLIENT_BUILD: "client",
-    Stage.CONNECT: "network",
-    Stage.RECOVER: "network",
-    Stage.UPLOAD: "network",
-    Stage.VALIDATE: "api",
-    Stage.STATE_LOAD: "api",
-    Stage.RENDER: "api",
-    Stage.ROUTE: "api",
-    Stage.HOPS: "api",
-    Stage.SAFETY: "safety",
-    Stage.QUEUE: "inference",
-    Stage.PREFILL: "inference",
-    Stage.DECODE: "inference",
-    Stage.POST: "api",
-    Stage.DOWNLOAD: "network",
-    Stage.TOOL: "tool",
-}
-
-# Colour-blind-safe palette (Okabe-Ito and Tableau hues), one per stage.
-_COLOURS = {
-    Stage.CLIENT_BUILD: "#8c8c8c",
-    Stage.CONNECT: "#4e79a7",
-    Stage.RECOVER: "#d62728",
-    Stage.UPLOAD: "#76b7b2",
-    Stage.VALIDATE: "#f28e2b",
-    Stage.STATE_LOAD: "#e15759",
-    Stage.RENDER: "#ff9da7",
-    Stage.ROUTE: "#edc948",
-    Stage.HOPS: "#b07aa1",
-    Stage.SAFETY: "#9c755f",
-    Stage.QUEUE: "#bab0ac",
-    Stage.PREFILL: "#59a14f",
-    Stage.DECODE: "#2ca02c",
-    Stage.POST: "#d37295",
-    Stage.DOWNLOAD: "#86bcb6",
-    Stage.TOOL: "#499894",
-}
+STAGE_COLUMN: dict[Stage, int] = {stage: index for index, stage in enumerate(STAGES)}
+"""Column of each stage in a stage matrix (records, expectations)."""

@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 from support import CORE_PRESETS, scenario
 
-from models.stages import STAGES, Stage
+from models.stages import STAGE_COLUMN, STAGES, Stage
 from sim.engine.analytic import Expectation, expect
 from sim.engine.des import simulate
-from sim.engine.records import STAGE_COLUMNS, RolloutRecords
+from sim.engine.records import RolloutRecords
 from sim.engine.transports import Transport
 
 ROLLOUTS = 4000
@@ -53,8 +53,8 @@ def test_des_stage_means_agree_with_the_analytic_engine(
 ) -> None:
     records, expected = both(preset, transport, *overrides)
     for stage in STAGES:
-        column = records.stage_s[:, STAGE_COLUMNS[stage]]
-        gap = abs(column.mean() - expected.stage_s[STAGE_COLUMNS[stage]])
+        column = records.stage_s[:, STAGE_COLUMN[stage]]
+        gap = abs(column.mean() - expected.stage_s[STAGE_COLUMN[stage]])
         assert gap <= Z_TOLERANCE * standard_error(column) + SLACK_S, stage
     gap = abs(records.e2e_s.mean() - expected.e2e_s)
     assert gap <= Z_TOLERANCE * standard_error(records.e2e_s)
@@ -70,8 +70,8 @@ def test_des_stage_means_agree_with_the_analytic_engine(
 def test_drops_are_exercised() -> None:
     records, expected = both("codex-spark", Transport.WS, *DROPS, "connection.store=false")
     assert expected.cold_turns > 1.2
-    assert expected.stage_s[STAGE_COLUMNS[Stage.RECOVER]] > 0
-    assert records.stage_s[:, STAGE_COLUMNS[Stage.RECOVER]].mean() > 0
+    assert expected.stage_s[STAGE_COLUMN[Stage.RECOVER]] > 0
+    assert records.stage_s[:, STAGE_COLUMN[Stage.RECOVER]].mean() > 0
 
 
 @pytest.mark.parametrize("preset", CORE_PRESETS)
@@ -93,7 +93,7 @@ def api_work_s(transport: Transport, calls: int) -> float:
     """Render plus safety-classifier work of one rollout with a fixed number of tool calls."""
     s = scenario("codex-spark", f"workload.tool_calls_per_rollout={calls}", *QUADRATIC)
     e = expect(s, transport)
-    return float(e.stage_s[STAGE_COLUMNS[Stage.RENDER]] + e.safety_cpu_s)
+    return float(e.stage_s[STAGE_COLUMN[Stage.RENDER]] + e.safety_cpu_s)
 
 
 def closed_form_s(transport: Transport, calls: int) -> float:

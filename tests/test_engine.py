@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from support import CORE_PRESETS, scenario
 
 from models.scenario import Scenario
-from models.stages import STAGES, Stage
+from models.stages import STAGE_COLUMN, STAGES, Stage
 from sim.engine.des import simulate
-from sim.engine.records import STAGE_COLUMNS, RolloutRecords, TurnRecords
+from sim.engine.records import RolloutRecords, TurnRecords
 from sim.engine.transports import Transport
 
 STRESS = (
@@ -50,7 +50,7 @@ def assert_no_negative_durations(records: RolloutRecords) -> None:
     assert np.all(turns.stage_s >= 0)
     assert np.all(turns.post_overlapped_s >= 0)
     assert np.all(turns.ttft_s > 0)
-    request_s = turns.stage_s[:, : STAGE_COLUMNS[Stage.TOOL]].sum(axis=1)
+    request_s = turns.stage_s[:, : STAGE_COLUMN[Stage.TOOL]].sum(axis=1)
     assert np.all(turns.ttft_s <= request_s), "the first token arrives within its request"
     assert np.all(records.e2e_s > 0)
 
@@ -69,14 +69,14 @@ def test_stages_add_up_to_the_simulated_end_to_end(
 def test_the_stress_scenario_exercises_cache_loss() -> None:
     ws = run("codex-spark", Transport.WS, 200, *STRESS)
     assert ws.cold_turns.mean() > 2, "several reconnects per rollout"
-    assert ws.stage_s[:, STAGE_COLUMNS[Stage.RECOVER]].sum() > 0
+    assert ws.stage_s[:, STAGE_COLUMN[Stage.RECOVER]].sum() > 0
 
 
 def test_keep_alive_expires_exactly_after_a_tool_step_longer_than_the_idle_time() -> None:
     records = run("codex-spark", Transport.HTTP, 200, *STRESS)
     turns = turns_of(records)
     idle_s = scenario("codex-spark", *STRESS).client.keepalive_idle_s
-    tool_s = turns.stage_s[:, STAGE_COLUMNS[Stage.TOOL]]
+    tool_s = turns.stage_s[:, STAGE_COLUMN[Stage.TOOL]]
     later = turns.turn_index > 0
     expired = np.concatenate([[True], tool_s[:-1] > idle_s])
     np.testing.assert_array_equal(turns.cold[later], expired[later])
@@ -93,7 +93,7 @@ def test_common_random_numbers_across_transports(preset: str) -> None:
     for transport, records in runs.items():
         np.testing.assert_array_equal(records.turns, http.turns, err_msg=transport)
         for stage in shared:
-            column = STAGE_COLUMNS[stage]
+            column = STAGE_COLUMN[stage]
             np.testing.assert_array_equal(
                 records.stage_s[:, column], http.stage_s[:, column], err_msg=f"{transport} {stage}"
             )
@@ -110,7 +110,7 @@ def test_common_random_numbers_across_presets_with_one_workload() -> None:
     )
     np.testing.assert_array_equal(before.turns, after.turns)
     for stage in (Stage.TOOL, Stage.DECODE, Stage.PREFILL):
-        column = STAGE_COLUMNS[stage]
+        column = STAGE_COLUMN[stage]
         np.testing.assert_array_equal(before.stage_s[:, column], after.stage_s[:, column])
 
 
@@ -137,8 +137,8 @@ def test_rollouts_beyond_one_block_are_simulated() -> None:
 
 
 def test_stage_columns_follow_the_stage_enum() -> None:
-    assert list(STAGE_COLUMNS) == list(STAGES)
-    assert [STAGE_COLUMNS[stage] for stage in STAGES] == list(range(len(STAGES)))
+    assert list(STAGE_COLUMN) == list(STAGES)
+    assert [STAGE_COLUMN[stage] for stage in STAGES] == list(range(len(STAGES)))
 
 
 OVERRIDES = st.fixed_dictionaries(

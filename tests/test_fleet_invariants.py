@@ -16,15 +16,14 @@ from hypothesis import strategies as st
 
 from models.loading import load_scenario
 from models.scenario import Scenario
-from models.stages import Stage
+from models.stages import STAGE_COLUMN, Stage
 from sim.engine.draws import draw_turns
 from sim.engine.fleet import POOLS, Replication, simulate_fleet
-from sim.engine.records import STAGE_COLUMNS
 from sim.engine.transports import Transport
 
 TINY = str(Path(__file__).parent / "data" / "tiny-fleet.toml")
-QUEUE = STAGE_COLUMNS[Stage.QUEUE]
-DECODE = STAGE_COLUMNS[Stage.DECODE]
+QUEUE = STAGE_COLUMN[Stage.QUEUE]
+DECODE = STAGE_COLUMN[Stage.DECODE]
 
 
 @cache

@@ -26,17 +26,16 @@ import pytest
 
 from models.loading import load_scenario
 from models.scenario import Scenario
-from models.stages import Stage
+from models.stages import STAGE_COLUMN, Stage
 from sim.engine.fleet import Replication, simulate_fleet
-from sim.engine.records import STAGE_COLUMNS
 from sim.engine.transports import Transport
 
 DATA = Path(__file__).parent / "data"
-QUEUE = STAGE_COLUMNS[Stage.QUEUE]
-DECODE = STAGE_COLUMNS[Stage.DECODE]
-SAFETY = STAGE_COLUMNS[Stage.SAFETY]
+QUEUE = STAGE_COLUMN[Stage.QUEUE]
+DECODE = STAGE_COLUMN[Stage.DECODE]
+SAFETY = STAGE_COLUMN[Stage.SAFETY]
 API_STAGES = [
-    STAGE_COLUMNS[stage]
+    STAGE_COLUMN[stage]
     for stage in (Stage.VALIDATE, Stage.STATE_LOAD, Stage.RENDER, Stage.ROUTE, Stage.POST)
 ]
 """Stages an API worker runs on the critical path (post only when it blocks)."""

@@ -15,11 +15,10 @@ import pytest
 
 from models.loading import load_scenario
 from models.scenario import Scenario
-from models.stages import Stage
+from models.stages import STAGE_COLUMN, Stage
 from sim.analysis.fleet_summary import fleet_summary, offered_load, run_fleet
 from sim.engine.analytic import expect
 from sim.engine.fleet import Replication
-from sim.engine.records import STAGE_COLUMNS
 from sim.engine.transports import Transport
 
 OVERLOAD = (
@@ -40,7 +39,7 @@ def overloaded(rate: float, duration_s: float) -> tuple[Scenario, list[Replicati
 
 def net_inflow_per_s(s: Scenario) -> float:
     """Arrival rate minus the most rollouts per second the safety pool can complete."""
-    safety_s = expect(s, Transport.HTTP).stage_s[STAGE_COLUMNS[Stage.SAFETY]]
+    safety_s = expect(s, Transport.HTTP).stage_s[STAGE_COLUMN[Stage.SAFETY]]
     return s.load.rollouts_per_s - s.capacity.safety_workers / safety_s
 
 
@@ -69,7 +68,7 @@ def test_the_summary_reports_an_unstable_point_without_means() -> None:
     s, runs = overloaded(0.5, 200.0)
     summary = fleet_summary("codex-spark:http", s, Transport.HTTP, runs)
     offered = offered_load(s, Transport.HTTP)
-    safety_s = expect(s, Transport.HTTP).stage_s[STAGE_COLUMNS[Stage.SAFETY]]
+    safety_s = expect(s, Transport.HTTP).stage_s[STAGE_COLUMN[Stage.SAFETY]]
     assert offered["safety"] == pytest.approx(s.load.rollouts_per_s * safety_s)
     assert not summary["stable"]
     assert "safety pool" in summary["unstable_reason"]

@@ -19,12 +19,12 @@ import pytest
 
 from models.loading import load_scenario
 from models.scenario import Scenario
-from models.stages import STAGES, Stage
+from models.stages import STAGE_COLUMN, STAGES, Stage
 from sim.analysis.fleet_summary import run_fleet
 from sim.engine.analytic import expect
 from sim.engine.des import simulate
 from sim.engine.fleet import Replication
-from sim.engine.records import STAGE_COLUMNS, RolloutRecords, concatenate
+from sim.engine.records import RolloutRecords, concatenate
 from sim.engine.streams import BLOCK_ROLLOUTS
 from sim.engine.transports import Transport
 
@@ -76,7 +76,7 @@ def test_every_fleet_rollout_is_a_single_agent_rollout(
     fleet = runs[0].records
     single = simulate(s, transport, 2 * BLOCK_ROLLOUTS)
     assert 0 < fleet.count < single.count
-    assert np.all(fleet.stage_s[:, STAGE_COLUMNS[Stage.QUEUE]] == 0)
+    assert np.all(fleet.stage_s[:, STAGE_COLUMN[Stage.QUEUE]] == 0)
     order = np.argsort(single.e2e_s)
     sorted_e2e = single.e2e_s[order]
     right = np.clip(np.searchsorted(sorted_e2e, fleet.e2e_s), 1, sorted_e2e.size - 1)
@@ -107,10 +107,10 @@ def test_ample_capacity_means_match_the_analytic_single_agent_expectation(
     expected = expect(s, transport)
     assert records.count > 800
     for stage in STAGES:
-        column = records.stage_s[:, STAGE_COLUMNS[stage]]
-        gap = abs(column.mean() - expected.stage_s[STAGE_COLUMNS[stage]])
+        column = records.stage_s[:, STAGE_COLUMN[stage]]
+        gap = abs(column.mean() - expected.stage_s[STAGE_COLUMN[stage]])
         assert gap <= Z_TOLERANCE * standard_error(column) + SLACK_S, stage
-    assert np.all(records.stage_s[:, STAGE_COLUMNS[Stage.QUEUE]] == 0)
+    assert np.all(records.stage_s[:, STAGE_COLUMN[Stage.QUEUE]] == 0)
     assert all(wait == 0 for run in runs for wait in run.wait_s_by_pool.values())
     for measured, mean in (
         (records.e2e_s, expected.e2e_s),

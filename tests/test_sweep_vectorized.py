@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from models.loading import raw_scenario
 from models.scenario import Scenario
-from sim.engine import analytic
 from sim.analysis.run import Engine, Spec, execute
 from sim.analysis.summary import compare, summarize
+from sim.engine import analytic
 from sim.engine.analytic import Expectation, expect
 from sim.engine.transports import Transport
 from sim.sweep import vectorized

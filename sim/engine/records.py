@@ -9,8 +9,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models.stages import STAGES
-
 
 @dataclass(frozen=True)
 class TurnRecords:
@@ -65,6 +63,3 @@ def concatenate(parts: list[RolloutRecords]) -> RolloutRecords:
         if name != "turn_records"
     }
     return RolloutRecords(**joined, turn_records=turn_records)
-
-
-STAGE_COLUMNS = {stage: index for index, stage in enumerate(STAGES)}
