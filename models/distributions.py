@@ -41,6 +41,10 @@ class _Dist(BaseModel):
     def is_integer_valued(self) -> bool:
         return False
 
+    def support(self) -> tuple[np.ndarray, np.ndarray]:
+        """Values and probabilities of a discrete distribution (constant, empirical, mixtures)."""
+        raise ValueError(f"{self.kind} is not discrete")
+
 
 class Constant(_Dist):
     """Always the same value."""
@@ -67,6 +71,9 @@ class Constant(_Dist):
 
     def is_integer_valued(self) -> bool:
         return float(self.value).is_integer()
+
+    def support(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.array([self.value]), np.array([1.0])
 
 
 class Exponential(_Dist):
@@ -207,6 +214,9 @@ class Empirical(_Dist):
     def is_integer_valued(self) -> bool:
         return all(float(v).is_integer() for v in self.values)
 
+    def support(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.asarray(self.values, dtype=float), self._p
+
 
 class Mixture(_Dist):
     """A weighted mixture of other distributions (e.g. sustained rate plus bursts)."""
@@ -254,6 +264,13 @@ class Mixture(_Dist):
 
     def is_integer_valued(self) -> bool:
         return all(c.is_integer_valued() for c in self.components)
+
+    def support(self) -> tuple[np.ndarray, np.ndarray]:
+        parts = [component.support() for component in self.components]
+        values = np.concatenate([v for v, _ in parts])
+        probability = np.concatenate([w * p for w, (_, p) in zip(self._p, parts, strict=True)])
+        unique, inverse = np.unique(values, return_inverse=True)
+        return unique, np.bincount(inverse, weights=probability)
 
 
 def _check_weights(weights: tuple[float, ...], expected: int, what: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 from pydantic import field_validator, model_validator
 
 from models.distributions import Distribution
@@ -59,6 +60,23 @@ class Workload(Section):
         if not value.is_integer_valued():
             raise ValueError("must be integer-valued: a constant or an empirical distribution")
         return value
+
+    def tool_probabilities(self) -> np.ndarray:
+        """Probability that a call is of each tool kind (the weights, normalised)."""
+        weights = np.array([tool.weight for tool in self.tools])
+        return weights / weights.sum()
+
+    def mean_tool_time_s(self) -> float:
+        """Expected client time of one tool call over the tool mix."""
+        return float(self.tool_probabilities() @ [tool.time_s.mean for tool in self.tools])
+
+    def mean_tool_output_tokens(self) -> float:
+        """Expected output tokens of one tool call over the tool mix."""
+        return float(self.tool_probabilities() @ [tool.output_tokens.mean for tool in self.tools])
+
+    def tool_time_survival(self, x_s: float) -> float:
+        """P[a tool call takes longer than ``x_s``] over the tool mix."""
+        return float(self.tool_probabilities() @ [tool.time_s.survival(x_s) for tool in self.tools])
 
 
 class Client(Section):

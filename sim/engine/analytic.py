@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from models.costs import TurnCosts, stage_costs
-from models.distributions import Constant, Empirical, Mixture, _Dist
 from models.scenario import Scenario
 from models.stages import STAGES
 from sim.engine.transports import Transport, turn_work
@@ -47,7 +46,7 @@ class Expectation:
 
 def expect(scenario: Scenario, transport: Transport) -> Expectation:
     """Expected per-rollout budget of ``scenario`` under ``transport``."""
-    calls, probability = discrete_support(scenario.workload.tool_calls_per_rollout)
+    calls, probability = scenario.workload.tool_calls_per_rollout.support()
     turns = expected_turns(scenario, calls)
     cold_work, warm_work = turn_work(scenario, transport, turns)
     warm = stage_costs(scenario, warm_work)
@@ -89,25 +88,6 @@ def expected_turns(scenario: Scenario, calls: np.ndarray) -> Turns:
         tool_s=tool_s,
         render_hit=np.full(total, scenario.api.render_cache_hit_prob),
     )
-
-
-def discrete_support(distribution: _Dist) -> tuple[np.ndarray, np.ndarray]:
-    """Values and probabilities of an integer-valued distribution."""
-    if isinstance(distribution, Constant):
-        return np.array([distribution.value]), np.array([1.0])
-    if isinstance(distribution, Empirical):
-        weights = np.asarray(distribution.weights, dtype=float)
-        return np.asarray(distribution.values, dtype=float), weights / weights.sum()
-    if isinstance(distribution, Mixture):
-        weights = np.asarray(distribution.weights, dtype=float)
-        parts = [discrete_support(c) for c in distribution.components]
-        values = np.concatenate([v for v, _ in parts])
-        probability = np.concatenate(
-            [w * p for w, (_, p) in zip(weights / weights.sum(), parts, strict=True)]
-        )
-        unique, inverse = np.unique(values, return_inverse=True)
-        return unique, np.bincount(inverse, weights=probability)
-    raise ValueError(f"{distribution.kind} is not integer-valued")
 
 
 def _cold_probability(

@@ -28,7 +28,7 @@ from pydantic import BaseModel
 from models.costs import TurnCosts, stage_costs
 from models.scenario import Scenario
 from models.stages import STAGES
-from sim.engine.analytic import Expectation, discrete_support, expect
+from sim.engine.analytic import Expectation, expect
 from sim.engine.transports import Transport, turn_work
 from sim.engine.turns import Turns
 
@@ -66,7 +66,7 @@ def expect_many(
     groups: dict[tuple[bool, bool], list[tuple[int, Support]]] = defaultdict(list)
     for index, scenario in enumerate(scenarios):
         try:
-            support = discrete_support(scenario.workload.tool_calls_per_rollout)
+            support = scenario.workload.tool_calls_per_rollout.support()
         except Exception as error:
             results[index] = error
             continue
