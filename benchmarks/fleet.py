@@ -26,7 +26,7 @@ from models.loading import load_scenario
 from models.scenario import Scenario
 from models.stages import STAGES, Stage
 from sim.engine.analytic import expect
-from sim.engine.fleet import simulate_fleet
+from sim.engine.runners import simulate_fleet
 from sim.engine.transports import Transport
 
 OUTPUT = Path(__file__).resolve().parent / "results-fleet.json"

@@ -28,8 +28,8 @@ import numpy as np
 
 from models.loading import load_scenario
 from models.stages import STAGES
-from sim.engine.des import simulate
 from sim.engine.records import RolloutRecords
+from sim.engine.runners import simulate
 from sim.engine.transports import Transport
 
 SCENARIO = "codex-spark"

@@ -29,7 +29,7 @@ from benchmarks.speed import (
     stage_means_s,
 )
 from models.loading import load_scenario
-from sim.engine.des import simulate
+from sim.engine.runners import simulate
 from sim.engine.transports import Transport
 
 OUTPUTS = {

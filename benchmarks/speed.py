@@ -19,7 +19,7 @@ from benchmarks.skeleton import run_skeleton
 from models.scenario import Scenario
 from models.stages import STAGES, Stage
 from sim.engine.analytic import expect
-from sim.engine.des import simulate
+from sim.engine.runners import simulate
 from sim.engine.transports import Transport
 
 

@@ -19,8 +19,8 @@ from support import CORE_PRESETS, scenario
 
 from models.stages import STAGE_COLUMN, STAGES, Stage
 from sim.engine.analytic import Expectation, expect
-from sim.engine.des import simulate
 from sim.engine.records import RolloutRecords
+from sim.engine.runners import simulate
 from sim.engine.transports import Transport
 
 ROLLOUTS = 4000

@@ -17,7 +17,7 @@ from benchmarks.speed import (
 )
 from models.loading import load_scenario
 from models.stages import STAGES
-from sim.engine.des import simulate
+from sim.engine.runners import simulate
 from sim.engine.streams import BLOCK_ROLLOUTS
 from sim.engine.transports import Transport
 

@@ -13,8 +13,8 @@ from support import CORE_PRESETS, scenario
 
 from models.scenario import Scenario
 from models.stages import STAGE_COLUMN, STAGES, Stage
-from sim.engine.des import simulate
 from sim.engine.records import RolloutRecords, TurnRecords
+from sim.engine.runners import simulate
 from sim.engine.transports import Transport
 
 STRESS = (

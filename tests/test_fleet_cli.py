@@ -17,9 +17,9 @@ import pytest
 from support import CliResult, assert_one_line_error
 
 from models.loading import load_scenario
+from models.stages import POOLS
 from sim.analysis.capacity import SLO_METRICS, Slo, evaluate
 from sim.engine.analytic import expect
-from sim.engine.fleet import POOLS
 from sim.engine.transports import Transport
 
 Cli = Callable[..., CliResult]

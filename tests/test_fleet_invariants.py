@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 
 from models.loading import load_scenario
 from models.scenario import Scenario
-from models.stages import STAGE_COLUMN, Stage
+from models.stages import POOLS, STAGE_COLUMN, Stage
+from sim.engine.des import Replication
 from sim.engine.draws import draw_turns
-from sim.engine.fleet import POOLS, Replication, simulate_fleet
+from sim.engine.runners import simulate_fleet
 from sim.engine.transports import Transport
 
 TINY = str(Path(__file__).parent / "data" / "tiny-fleet.toml")

@@ -27,7 +27,8 @@ import pytest
 from models.loading import load_scenario
 from models.scenario import Scenario
 from models.stages import STAGE_COLUMN, Stage
-from sim.engine.fleet import Replication, simulate_fleet
+from sim.engine.des import Replication
+from sim.engine.runners import simulate_fleet
 from sim.engine.transports import Transport
 
 DATA = Path(__file__).parent / "data"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from support import scenario
 
 from sim.engine.analytic import expect
-from sim.engine.des import simulate
+from sim.engine.runners import simulate
 from sim.engine.transports import Transport
 
 

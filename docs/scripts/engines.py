@@ -14,7 +14,7 @@ from models.loading import load_scenario
 from models.stages import STAGES, Stage
 from sim.analysis.stats import mean_ci95
 from sim.engine.analytic import expect
-from sim.engine.des import simulate
+from sim.engine.runners import simulate
 from sim.engine.transports import Transport
 
 ROLLOUTS = 20_000

@@ -14,7 +14,7 @@ from models.loading import with_changes
 from models.scenario import Scenario
 from sim.analysis.fleet_summary import pool_demand_s, run_fleet
 from sim.engine.analytic import expect
-from sim.engine.fleet import Replication
+from sim.engine.des import Replication
 from sim.engine.transports import Transport
 
 SLO_METRICS = {

@@ -13,11 +13,12 @@ import numpy as np
 from scipy.special import stdtrit
 
 from models.scenario import Scenario
-from models.stages import STAGES, Stage
+from models.stages import POOLS, STAGES, Stage
 from sim.analysis.metrics import Metric
 from sim.engine.analytic import Expectation, expect
-from sim.engine.fleet import POOLS, Replication, simulate_fleet
+from sim.engine.des import Replication
 from sim.engine.records import concatenate
+from sim.engine.runners import simulate_fleet
 from sim.engine.transports import Transport
 
 CI_METHOD = "Student-t 95% interval across independent replications"

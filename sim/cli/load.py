@@ -11,12 +11,12 @@ from rich.table import Table
 
 from models.errors import ScenarioError
 from models.loading import with_changes
+from models.stages import POOLS
 from sim.analysis.capacity import Evaluation, parse_slo, search, with_agents
 from sim.analysis.fleet_summary import fleet_summary, run_fleet
 from sim.analysis.load_points import parse_points
 from sim.analysis.run import load as load_scenario_of
 from sim.analysis.run import parse_spec
-from sim.engine.fleet import POOLS
 from sim.engine.transports import Transport
 
 

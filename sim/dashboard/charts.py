@@ -13,9 +13,8 @@ from dataclasses import dataclass
 import altair as alt
 import pandas as pd
 
-from models.stages import STAGES
+from models.stages import POOLS, STAGES
 from sim.dashboard.knobs import DECODE, DECODE_MARKS_TPS
-from sim.engine.fleet import POOLS
 
 TRANSPORT_COLOURS = {
     "http": "#d62728",

@@ -11,11 +11,11 @@ from typing import Any
 import pandas as pd
 
 from models.scenario import Scenario
+from models.stages import POOLS
 from sim.analysis.capacity import SLO_METRICS, Slo, search, with_agents
 from sim.analysis.fleet_summary import fleet_summary, run_fleet
 from sim.analysis.load_points import parse_points
 from sim.analysis.metrics import Metric
-from sim.engine.fleet import POOLS
 from sim.engine.transports import Transport
 
 DEFAULT_AGENTS = "10, 100, 200, 300"

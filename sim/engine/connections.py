@@ -50,9 +50,12 @@ class WebSocketConnection:
         """A WebSocket stays open between requests."""
 
 
+Connection = KeepAlive | WebSocketConnection
+
+
 def new_connection(
     scenario: Scenario, transport: Transport, rng: np.random.Generator
-) -> KeepAlive | WebSocketConnection:
+) -> Connection:
     """A fresh connection for one rollout."""
     if transport.is_websocket:
         c = scenario.connection

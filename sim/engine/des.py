@@ -1,103 +1,210 @@
-"""The discrete-event engine: one agent runs rollouts back to back in SimPy.
+"""The discrete-event engine: agents run rollouts in SimPy, alone or as a fleet sharing pools.
 
-Stages that use no contended resource are coalesced: a turn is two timeouts
-(the request, then the tool), while every stage's duration is still recorded.
+One engine serves both uses.  A fleet's turn walks the phases of the stage
+table (``sim.engine.plan``): it takes each phase's pool, waits out the phase
+in one timeout and records every wait.  A single agent meets no other agent,
+so no pool is ever contended: its turn is the fast path of two timeouts (the
+request, then the tool) while every stage's duration is still recorded.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import simpy
 
-from models.costs import stage_costs
 from models.scenario import Scenario
-from models.stages import STAGES
-from sim.engine.connections import new_connection
-from sim.engine.draws import draw_turns
-from sim.engine.records import RolloutRecords, TurnRecords, concatenate
-from sim.engine.streams import BLOCK_ROLLOUTS, Draw, stream
-from sim.engine.transports import Transport, turn_work
+from models.stages import Pool, Stage
+from sim.engine.blocks import Block
+from sim.engine.connections import Connection, new_connection
+from sim.engine.plan import PHASES, Segments, wait_column
+from sim.engine.pools import Replicas, ServerPool, TimeWeighted
+from sim.engine.records import RolloutRecords
+from sim.engine.streams import BLOCK_ROLLOUTS
+from sim.engine.transports import Transport
 
-Progress = Callable[[int], None]
-
-
-def simulate(
-    scenario: Scenario,
-    transport: Transport,
-    rollouts: int,
-    keep_turns: bool = False,
-    progress: Progress | None = None,
-) -> RolloutRecords:
-    """Simulate ``rollouts`` rollouts; per-turn rows are kept only if ``keep_turns``."""
-    parts = []
-    for block, first in enumerate(range(0, rollouts, BLOCK_ROLLOUTS)):
-        count = min(BLOCK_ROLLOUTS, rollouts - first)
-        parts.append(_simulate_block(scenario, transport, block, count, keep_turns))
-        if progress is not None:
-            progress(count)
-    return concatenate(parts)
+_POST_PHASE = next(i for i, p in enumerate(PHASES) if Stage.POST in p.stages)
+_LAST = len(PHASES) - 1
 
 
-def _simulate_block(
-    scenario: Scenario, transport: Transport, block: int, rollouts: int, keep_turns: bool
-) -> RolloutRecords:
-    turns = draw_turns(scenario, block, rollouts)
-    cold_work, warm_work = turn_work(scenario, transport, turns)
-    cold_costs = stage_costs(scenario, cold_work)
-    warm_costs = stage_costs(scenario, warm_work)
-    cold_request_s = cold_costs.request_s.tolist()
-    warm_request_s = warm_costs.request_s.tolist()
-    tool_s = turns.tool_s.tolist()
-    offsets = turns.offsets.tolist()
-    faults = stream(scenario.seed, block, Draw.CONNECTION_FAULTS)
+@dataclass(frozen=True)
+class PoolStats:
+    """Time-weighted statistics of one pool over the measured window."""
 
-    env = simpy.Environment()
-    cold = np.zeros(turns.count)
-    start_at_s = np.empty(turns.count)
-    e2e_s = np.empty(rollouts)
+    capacity: int
+    utilization: float
+    mean_busy: float
+    mean_waiting: float
 
-    def agent():
-        for rollout in range(rollouts):
-            connection = new_connection(scenario, transport, faults)
-            began_s = env.now
-            for turn in range(offsets[rollout], offsets[rollout + 1]):
-                start_at_s[turn] = env.now
-                is_cold = connection.is_cold(env.now)
-                cold[turn] = is_cold
-                yield env.timeout(cold_request_s[turn] if is_cold else warm_request_s[turn])
-                connection.release(env.now)
-                if tool_s[turn] > 0:
-                    yield env.timeout(tool_s[turn])
-            e2e_s[rollout] = env.now - began_s
 
-    env.process(agent())
-    env.run()
+@dataclass(frozen=True)
+class Replication:
+    """What one fleet replication measured: rollouts that started inside the window."""
 
-    costs = cold_costs.select(warm_costs, cold)
-    stage_matrix = np.column_stack([costs.stage_s[stage] for stage in STAGES])
-    starts = turns.offsets[:-1]
-    turn_records = None
-    if keep_turns:
-        turn_records = TurnRecords(
-            rollout=np.repeat(np.arange(rollouts) + block * BLOCK_ROLLOUTS, np.diff(turns.offsets)),
-            turn_index=turns.turn_index,
-            start_at_s=start_at_s,
-            cold=cold,
-            stage_s=stage_matrix,
-            ttft_s=costs.ttft_s,
-            api_cpu_s=costs.api_cpu_s,
-            post_overlapped_s=costs.post_overlapped_s,
-        )
-    return RolloutRecords(
-        e2e_s=e2e_s,
-        turns=np.diff(turns.offsets).astype(float),
-        cold_turns=np.add.reduceat(cold, starts),
-        stage_s=np.add.reduceat(stage_matrix, starts, axis=0),
-        ttft_sum_s=np.add.reduceat(costs.ttft_s, starts),
-        api_cpu_s=np.add.reduceat(costs.api_cpu_s, starts),
-        safety_cpu_s=np.add.reduceat(costs.safety_cpu_s, starts),
-        turn_ttft_s=costs.ttft_s,
-        turn_records=turn_records,
-    )
+    records: RolloutRecords
+    pools: dict[Pool, PoolStats]
+    window_s: float
+    turns_completed: int
+    output_tokens_completed: float
+    rollouts_started: int
+    mean_in_system: float
+    in_system_at_end: int
+    wait_s_by_pool: dict[Pool, float]
+    """Total wait per pool over the measured rollouts' turns."""
+
+
+class Simulation:
+    """One SimPy environment: rollouts, the pools they share and what is recorded.
+
+    ``contended=False`` is the single agent: pools are not modelled (one agent
+    never waits for itself) and a turn is two timeouts, the request and the tool.
+    """
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        transport: Transport,
+        replication: int,
+        window: tuple[float, float],
+        contended: bool,
+        faults: np.random.Generator,
+    ) -> None:
+        self.scenario, self.transport, self.replication = scenario, transport, replication
+        self.window_start_s, self.window_end_s = window
+        self.env = simpy.Environment()
+        self.faults = faults
+        self.blocks: dict[int, Block] = {}
+        self.on_block_done: Callable[[Block], None] = lambda block: None
+        self.next_rollout = 0
+        self.rollouts_started_in_window = 0
+        self.turns_completed = 0
+        self.output_tokens_completed = 0.0
+        self.in_system = TimeWeighted(self.env, *window)
+        self.contended = contended
+        c = scenario.capacity
+        sizes = {
+            Pool.API: c.api_workers,
+            Pool.STATE_STORE: c.state_store_slots,
+            Pool.SAFETY: c.safety_workers,
+            Pool.INFERENCE: c.inference_slots,
+        }
+        self.pools = {pool: ServerPool(self.env, pool, n, *window) for pool, n in sizes.items()}
+        self.replicas = Replicas(c.inference_replicas, c.decode_slowdown_per_stream)
+        self._steps = [
+            (
+                self.pools[phase.pool] if phase.pool is not None else None,
+                wait_column(phase) if phase.pool is not None else -1,
+                self.pools[phase.inner] if phase.inner is not None else None,
+                wait_column(phase, nested=True) if phase.inner is not None else -1,
+                phase.pool is Pool.INFERENCE,
+            )
+            for phase in PHASES[:_LAST]
+        ]
+
+    def block(self, index: int, rollouts: int = BLOCK_ROLLOUTS) -> Block:
+        if index not in self.blocks:
+            self.blocks[index] = Block(
+                self.scenario, self.transport, index, rollouts, self.replication, self.contended
+            )
+        return self.blocks[index]
+
+    def rollouts(self, indices: Iterable[int | None]) -> Generator[simpy.Event, Any, None]:
+        """Run rollouts one after another, turn by turn (None: the next rollout)."""
+        env, timeout = self.env, self.env.timeout
+        contended = self.contended
+        for index in indices:
+            if index is None:
+                index = self.next_rollout
+                self.next_rollout += 1
+            block_index, local = divmod(index, BLOCK_ROLLOUTS)
+            block = self.block(block_index)
+            if self.window_start_s <= env.now < self.window_end_s:
+                self.rollouts_started_in_window += 1
+            block.started_at_s[local] = env.now
+            self.in_system.change(+1)
+            connection = new_connection(self.scenario, self.transport, self.faults)
+            turns = range(block.offsets[local], block.offsets[local + 1])
+            if contended:
+                yield from self._contended_turns(block, turns, connection)
+            else:
+                # The fast path, inline (one generator less per event): request, then tool.
+                cold_flag, start_at_s = block.cold_flag, block.start_at_s
+                is_cold_at, release = connection.is_cold, connection.release
+                cold_request_s, warm_request_s = block.cold.request_s, block.warm.request_s
+                tool_s = block.warm.tool_s
+                for turn in turns:
+                    now_s = env.now
+                    start_at_s[turn] = now_s
+                    if is_cold_at(now_s):
+                        cold_flag[turn] = 1.0
+                        yield timeout(cold_request_s[turn])
+                    else:
+                        yield timeout(warm_request_s[turn])
+                    release(env.now)
+                    if tool_s[turn] > 0:
+                        yield timeout(tool_s[turn])
+            block.ended_at_s[local] = env.now
+            self.in_system.change(-1)
+            block.finished += 1
+            if block.finished == block.rollouts:
+                self.on_block_done(block)
+
+    def _contended_turns(
+        self, block: Block, turns: range, connection: Connection
+    ) -> Generator[simpy.Event, Any, None]:
+        env = self.env
+        cold_flag, start_at_s = block.cold_flag, block.start_at_s
+        for turn in turns:
+            now_s = env.now
+            start_at_s[turn] = now_s
+            is_cold = connection.is_cold(now_s)
+            cold_flag[turn] = is_cold
+            segments = block.cold if is_cold else block.warm
+            download_s = yield from self._contended_turn(block, segments, turn)
+            connection.release(env.now + download_s)
+            # The download and the tool hold no pool: one timeout for both.
+            gap_s = download_s + segments.tool_s[turn]
+            if gap_s > 0:
+                yield env.timeout(gap_s)
+
+    def _contended_turn(
+        self, block: Block, seg: Segments, t: int
+    ) -> Generator[simpy.Event, Any, float]:
+        """One request up to its download, which it returns (the caller waits it out)."""
+        env, waits = self.env, block.wait_s[t]
+        for index, (pool, column, inner, inner_column, batched) in enumerate(self._steps):
+            seconds = seg.phase_s[index][t]
+            if pool is None:
+                if seconds > 0:
+                    yield env.timeout(seconds)
+                continue
+            if batched:
+                request, waits[column] = yield from pool.acquire()
+                replica, slowdown = self.replicas.join()
+                decode_s = seg.decode_s[t] * slowdown
+                block.stretch_decode()[t] = decode_s
+                yield env.timeout(seconds + decode_s)
+                self.replicas.leave(replica)
+                pool.release(request)
+                continue
+            if seconds > 0:
+                request, waits[column] = yield from pool.acquire()
+                nested = seg.nested[index]
+                if nested is not None and nested[3][t]:
+                    lead_s, inner_s, trail_s, _ = nested
+                    yield env.timeout(lead_s[t])
+                    waits[inner_column] = yield from inner.serve(inner_s[t])
+                    yield env.timeout(trail_s[t])
+                else:
+                    yield env.timeout(seconds)
+                pool.release(request)
+            if index == _POST_PHASE and seg.post_overlapped_s[t] > 0:
+                env.process(pool.serve(seg.post_overlapped_s[t]))
+        download_s = seg.phase_s[_LAST][t]
+        if self.window_start_s <= env.now + download_s < self.window_end_s:
+            self.turns_completed += 1
+            self.output_tokens_completed += block.turns.output_tokens[t]
+        return download_s

@@ -1,6 +1,6 @@
 """Contended resources with the statistics a queueing person trusts.
 
-A ``Pool`` wraps a SimPy resource and keeps time-weighted levels (busy
+A ``ServerPool`` wraps a SimPy resource and keeps time-weighted levels (busy
 servers, waiting requests) over the measured window only, so the warm-up is
 cut; waits are returned to the caller, who records them per turn.
 """
@@ -11,6 +11,8 @@ from collections.abc import Generator
 from typing import Any
 
 import simpy
+
+from models.stages import Pool
 
 
 class TimeWeighted:
@@ -51,11 +53,11 @@ class TimeWeighted:
         self._changed_at_s = now_s
 
 
-class Pool:
+class ServerPool:
     """``capacity`` identical servers with one FIFO queue."""
 
     def __init__(
-        self, env: simpy.Environment, name: str, capacity: int, start_s: float, end_s: float
+        self, env: simpy.Environment, name: Pool, capacity: int, start_s: float, end_s: float
     ) -> None:
         self.name = name
         self.capacity = capacity
@@ -94,3 +96,22 @@ class Pool:
     def utilization(self) -> float:
         """Time-average busy servers over capacity, in the measured window."""
         return self.busy.mean() / self.capacity
+
+
+class Replicas:
+    """Inference replicas: a request streams on the least-loaded one, whose decode rate per
+    stream falls with its batch (``1 + slowdown x (streams - 1)``)."""
+
+    def __init__(self, count: int, slowdown_per_stream: float) -> None:
+        self._streams = [0] * count
+        self._slowdown = slowdown_per_stream
+
+    def join(self) -> tuple[int, float]:
+        """Start a stream; returns its replica and its decode slowdown factor."""
+        streams = self._streams
+        replica = streams.index(min(streams))
+        streams[replica] += 1
+        return replica, 1.0 + self._slowdown * (streams[replica] - 1)
+
+    def leave(self, replica: int) -> None:
+        self._streams[replica] -= 1

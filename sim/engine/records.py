@@ -24,6 +24,8 @@ class TurnRecords:
     api_cpu_s: np.ndarray
     post_overlapped_s: np.ndarray
     """Post-inference work done off the critical path (WebSocket), seconds."""
+    wait_s: np.ndarray
+    """Shape (turns, len(sim.engine.plan.WAIT_PHASES)): seconds waited for each pool."""
 
 
 @dataclass(frozen=True)

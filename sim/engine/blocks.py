@@ -1,0 +1,128 @@
+"""A block of rollouts: its drawn turns, their service times, what a run records, its records.
+
+Rollouts are simulated in blocks of ``BLOCK_ROLLOUTS`` that share one set of
+random streams.  A block is drawn once, turned into per-phase service times
+for both connection variants (cold and warm), filled in by the engine as its
+rollouts run, and reduced to records once they are done.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from models.costs import TurnCosts, stage_costs
+from models.scenario import Scenario
+from models.stages import STAGE_COLUMN, STAGES, Stage
+from sim.engine.draws import draw_turns
+from sim.engine.plan import FIRST_TOKEN_WAITS, WAIT_PHASES, Segments
+from sim.engine.records import RolloutRecords, TurnRecords
+from sim.engine.streams import BLOCK_ROLLOUTS
+from sim.engine.transports import Transport, turn_work
+
+
+class Block:
+    """Drawn turns of one block and what the run records about them, per turn and rollout."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        transport: Transport,
+        index: int,
+        rollouts: int,
+        replication: int,
+        contended: bool,
+    ) -> None:
+        self.index = index
+        self.turns = draw_turns(scenario, index, rollouts, replication)
+        cold_work, warm_work = turn_work(scenario, transport, self.turns)
+        cold_costs, warm_costs = stage_costs(scenario, cold_work), stage_costs(scenario, warm_work)
+        self.cold = Segments(cold_costs, cold_work, contended=contended)
+        self.warm = Segments(warm_costs, warm_work, contended=contended)
+        self.costs = None if contended else (cold_costs, warm_costs)
+        """Kept when one block runs at a time; a fleet recomputes them when reducing instead,
+        which bounds the memory of many blocks in flight."""
+        self.offsets: list[int] = self.turns.offsets.tolist()
+        count = self.turns.count
+        # Lists while the run writes them item by item (faster than numpy stores).
+        self.cold_flag: list[float] = [0.0] * count
+        self.start_at_s: list[float] = [np.nan] * count
+        self.wait_s = np.zeros((count, len(WAIT_PHASES)))
+        self.decode_s: np.ndarray | None = None
+        """Decode seconds as stretched by the batch (fleet only; None: as drawn)."""
+        self.started_at_s = np.full(rollouts, np.nan)
+        self.ended_at_s = np.full(rollouts, np.nan)
+        self.finished = 0
+
+    @property
+    def rollouts(self) -> int:
+        return self.turns.rollouts
+
+    def stretch_decode(self) -> np.ndarray:
+        """The per-turn decode seconds the fleet fills in (allocated on first use)."""
+        if self.decode_s is None:
+            self.decode_s = np.zeros(self.turns.count)
+        return self.decode_s
+
+
+def reduce_block(
+    scenario: Scenario,
+    transport: Transport,
+    block: Block,
+    keep: np.ndarray,
+    turn_rows: np.ndarray | None = None,
+) -> RolloutRecords:
+    """Per-rollout records of the rollouts where ``keep``; per-turn rows for ``turn_rows``.
+
+    The recorded cold flags select each turn's variant; the queue stage is the
+    turn's waits, decode is as stretched by the batch, TTFT adds the waits
+    before the first token.
+    """
+    cold_flag = np.asarray(block.cold_flag, dtype=float)
+    costs = _selected_costs(scenario, transport, block, cold_flag)
+    matrix = np.column_stack([costs.stage_s[stage] for stage in STAGES])
+    matrix[:, STAGE_COLUMN[Stage.QUEUE]] = block.wait_s.sum(axis=1)
+    if block.decode_s is not None:
+        matrix[:, STAGE_COLUMN[Stage.DECODE]] = block.decode_s
+    ttft_s = costs.ttft_s + block.wait_s[:, FIRST_TOKEN_WAITS].sum(axis=1)
+    turns = block.turns
+    starts = turns.offsets[:-1]
+    per_rollout = np.diff(turns.offsets)
+    kept_turns = np.repeat(keep, per_rollout)
+    turn_records = None
+    if turn_rows is not None:
+        rows = np.repeat(turn_rows, per_rollout)
+        turn_records = TurnRecords(
+            rollout=np.repeat(
+                np.arange(block.rollouts) + block.index * BLOCK_ROLLOUTS, per_rollout
+            )[rows],
+            turn_index=turns.turn_index[rows],
+            start_at_s=np.asarray(block.start_at_s)[rows],
+            cold=cold_flag[rows],
+            stage_s=matrix[rows],
+            ttft_s=ttft_s[rows],
+            api_cpu_s=costs.api_cpu_s[rows],
+            post_overlapped_s=costs.post_overlapped_s[rows],
+            wait_s=block.wait_s[rows],
+        )
+    return RolloutRecords(
+        e2e_s=(block.ended_at_s - block.started_at_s)[keep],
+        turns=per_rollout.astype(float)[keep],
+        cold_turns=np.add.reduceat(cold_flag, starts)[keep],
+        stage_s=np.add.reduceat(matrix, starts, axis=0)[keep],
+        ttft_sum_s=np.add.reduceat(ttft_s, starts)[keep],
+        api_cpu_s=np.add.reduceat(costs.api_cpu_s, starts)[keep],
+        safety_cpu_s=np.add.reduceat(costs.safety_cpu_s, starts)[keep],
+        turn_ttft_s=ttft_s[kept_turns],
+        turn_records=turn_records,
+    )
+
+
+def _selected_costs(
+    scenario: Scenario, transport: Transport, block: Block, cold_flag: np.ndarray
+) -> TurnCosts:
+    if block.costs is not None:
+        cold, warm = block.costs
+    else:
+        cold_work, warm_work = turn_work(scenario, transport, block.turns)
+        cold, warm = stage_costs(scenario, cold_work), stage_costs(scenario, warm_work)
+    return cold.select(warm, cold_flag)

@@ -1,0 +1,139 @@
+"""A turn's path through the pools, derived from the stage table.
+
+Consecutive stages that hold the same pool (or none) form a phase: the fleet
+takes the pool once, waits out the phase's stages in one timeout and lets the
+pool go.  A pool served from inside another (the state store, read by a busy
+API worker) is a nested step of its outer pool's phase.  The client's tool
+runs between requests and belongs to no phase; the download that ends a
+request is the last phase, which holds no pool.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass
+
+import numpy as np
+
+from models.costs import TurnCosts, Work
+from models.stages import STAGES, Pool, Stage
+
+
+@dataclass(frozen=True)
+class Phase:
+    """Consecutive stages that hold ``pool`` (None: no pool), with at most one nested pool."""
+
+    pool: Pool | None
+    stages: tuple[Stage, ...]
+    inner: Pool | None = None
+    """A pool held by some of the stages while ``pool`` stays held."""
+
+    @property
+    def inner_stages(self) -> tuple[Stage, ...]:
+        return tuple(stage for stage in self.stages if self.inner and stage.pool is self.inner)
+
+    @property
+    def before_first_token(self) -> bool:
+        return self.stages[0].info.before_first_token
+
+
+def _outer(stage: Stage) -> Pool | None:
+    pool = stage.pool
+    return pool.held_within or pool if pool is not None else None
+
+
+def _phases() -> tuple[Phase, ...]:
+    # The queue stage is what the fleet records as waiting; the tool is between requests.
+    path = [stage for stage in STAGES if stage not in (Stage.QUEUE, Stage.TOOL)]
+    runs: list[list[Stage]] = []
+    for stage in path:
+        if runs and _outer(runs[-1][-1]) is _outer(stage):
+            runs[-1].append(stage)
+        else:
+            runs.append([stage])
+    phases = []
+    for run in runs:
+        inner = {stage.pool for stage in run if stage.pool is not None} - {_outer(run[0])}
+        if len(inner) > 1:
+            raise ValueError(f"a phase holds more than one nested pool: {sorted(inner)}")
+        phases.append(Phase(_outer(run[0]), tuple(run), next(iter(inner), None)))
+    return tuple(phases)
+
+
+PHASES: tuple[Phase, ...] = _phases()
+"""The phases of a request, in order."""
+
+WAIT_PHASES: tuple[Phase, ...] = tuple(p for p in PHASES if p.pool is not None) + tuple(
+    Phase(p.inner, p.inner_stages) for p in PHASES if p.inner is not None
+)
+"""Every place a turn can wait for a pool: each pool phase, then each nested pool."""
+
+
+def wait_column(phase: Phase, nested: bool = False) -> int:
+    """The column of the wait matrix recording waits for ``phase`` (or its nested pool)."""
+    key = Phase(phase.inner, phase.inner_stages) if nested else phase
+    return WAIT_PHASES.index(key)
+
+
+FIRST_TOKEN_WAITS: np.ndarray = np.array([p.before_first_token for p in WAIT_PHASES])
+"""Which wait columns delay the first token."""
+
+WAIT_POOLS: tuple[Pool, ...] = tuple(p.pool for p in WAIT_PHASES)
+"""The pool each wait column waits for."""
+
+
+BATCHED: tuple[Stage, ...] = (Stage.DECODE,)
+"""Stages whose rate falls with the batch on their inference replica
+(``capacity.decode_slowdown_per_stream``); the rest of a phase runs at its own pace."""
+
+
+def holds_inner(pool: Pool, work: Work) -> np.ndarray:
+    """Turns on which a nested pool is actually used (a store read, not an in-memory load)."""
+    if pool is Pool.STATE_STORE:
+        return work.store_loads > 0
+    raise ValueError(f"no rule for nested pool {pool}")
+
+
+class Segments:
+    """Per-turn seconds of one variant (cold or warm): every phase for a fleet, as compact
+    arrays; the whole request and the tool for one agent, as lists.
+
+    ``array.array`` of doubles: indexing is nearly as fast as a list and takes a
+    quarter of the memory, which bounds a large fleet's footprint.  One agent has
+    one block in flight and needs only two numbers per turn.
+    """
+
+    def __init__(self, costs: TurnCosts, work: Work, contended: bool) -> None:
+        s = costs.stage_s
+        self.tool_s = _as_array(s[Stage.TOOL]) if contended else _as_list(s[Stage.TOOL])
+        if not contended:
+            self.request_s = _as_list(costs.request_s)
+            return
+        self.phase_s = [
+            _as_array(sum(s[stage] for stage in p.stages if stage not in BATCHED)) for p in PHASES
+        ]
+        self.nested: list[tuple[array, array, array, list[bool]] | None] = []
+        for phase in PHASES:
+            if phase.inner is None:
+                self.nested.append(None)
+                continue
+            first = phase.stages.index(phase.inner_stages[0])
+            last = phase.stages.index(phase.inner_stages[-1]) + 1
+            self.nested.append(
+                (
+                    _as_array(sum(s[stage] for stage in phase.stages[:first])),
+                    _as_array(sum(s[stage] for stage in phase.stages[first:last])),
+                    _as_array(sum(s[stage] for stage in phase.stages[last:])),
+                    holds_inner(phase.inner, work).tolist(),
+                )
+            )
+        self.decode_s = _as_array(s[Stage.DECODE])
+        self.post_overlapped_s = _as_array(costs.post_overlapped_s)
+
+
+def _as_array(seconds: np.ndarray) -> array:
+    return array("d", np.ascontiguousarray(seconds, dtype=float).tobytes())
+
+
+def _as_list(seconds: np.ndarray) -> list[float]:
+    return np.asarray(seconds, dtype=float).tolist()

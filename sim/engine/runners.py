@@ -1,0 +1,167 @@
+"""Who runs rollouts through the engine: one agent back to back, or a fleet under load.
+
+``simulate`` is the single-agent model: no contention, every rollout kept.
+``simulate_fleet`` is one replication of a closed population of agents or of
+open Poisson arrivals, measured over a window after a warm-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import Any
+
+import numpy as np
+import simpy
+
+from models.scenario import Scenario
+from models.stages import POOLS
+from sim.engine.blocks import Block, reduce_block
+from sim.engine.des import PoolStats, Replication, Simulation
+from sim.engine.plan import WAIT_POOLS
+from sim.engine.records import RolloutRecords, concatenate
+from sim.engine.streams import BLOCK_ROLLOUTS, Draw, stream
+from sim.engine.transports import Transport
+
+Progress = Callable[[int], None]
+
+
+def simulate(
+    scenario: Scenario,
+    transport: Transport,
+    rollouts: int,
+    keep_turns: bool = False,
+    progress: Progress | None = None,
+) -> RolloutRecords:
+    """One agent runs ``rollouts`` rollouts back to back, without contention.
+
+    Each block of rollouts runs in its own environment with its own stream of
+    connection faults, so a rollout does not depend on how many are run.
+    """
+    parts = []
+    for block_index, first in enumerate(range(0, rollouts, BLOCK_ROLLOUTS)):
+        count = min(BLOCK_ROLLOUTS, rollouts - first)
+        faults = stream(scenario.seed, block_index, Draw.CONNECTION_FAULTS)
+        sim = Simulation(scenario, transport, 0, (0.0, np.inf), False, faults)
+        block = sim.block(block_index, count)
+        first = block_index * BLOCK_ROLLOUTS
+        sim.env.process(sim.rollouts(range(first, first + count)))
+        sim.env.run()
+        every = np.ones(count, dtype=bool)
+        parts.append(reduce_block(scenario, transport, block, every, every if keep_turns else None))
+        if progress is not None:
+            progress(count)
+    return concatenate(parts)
+
+
+class _Fleet:
+    """One replication of a fleet: the load, the measured window and the reduced records."""
+
+    def __init__(
+        self, scenario: Scenario, transport: Transport, replication: int, trace_rollouts: int
+    ) -> None:
+        load = scenario.load
+        self.window = (load.warmup_s, load.warmup_s + load.duration_s)
+        faults = stream(scenario.seed, 0, Draw.CONNECTION_FAULTS, replication)
+        self.sim = Simulation(scenario, transport, replication, self.window, True, faults)
+        self.sim.on_block_done = self._reduce_and_free
+        self.arrivals = stream(scenario.seed, 0, Draw.ARRIVALS, replication)
+        self.scenario, self.transport = scenario, transport
+        self.trace_rollouts = trace_rollouts
+        self.first_measured: int | None = None
+        self.records: list[RolloutRecords] = []
+        self.wait_s = np.zeros(len(WAIT_POOLS))
+        self.in_system_at_end = 0
+
+    def _measured(self, block: Block) -> tuple[np.ndarray, np.ndarray | None]:
+        start, end = self.window
+        keep = (
+            (block.started_at_s >= start)
+            & (block.started_at_s < end)
+            & np.isfinite(block.ended_at_s)
+        )
+        if self.trace_rollouts == 0 or self.first_measured is None:
+            return keep, None
+        index = np.arange(block.rollouts) + block.index * BLOCK_ROLLOUTS
+        sample = keep & (index >= self.first_measured)
+        return keep, sample & (index < self.first_measured + self.trace_rollouts)
+
+    def _reduce(self, block: Block) -> RolloutRecords:
+        keep, traced = self._measured(block)
+        self.wait_s += block.wait_s[np.repeat(keep, np.diff(block.turns.offsets))].sum(axis=0)
+        return reduce_block(self.scenario, self.transport, block, keep, traced)
+
+    def _reduce_and_free(self, block: Block) -> None:
+        # A finished block becomes per-rollout rows at once, so memory follows what is in flight.
+        self.records.append(self._reduce(block))
+        del self.sim.blocks[block.index]
+
+    def _rollout(self) -> Generator[simpy.Event, Any, None]:
+        if self.first_measured is None and self.sim.env.now >= self.window[0]:
+            self.first_measured = self.sim.next_rollout
+        yield from self.sim.rollouts((None,))
+
+    def _closed_agent(self) -> Generator[simpy.Event, Any, None]:
+        env, load = self.sim.env, self.scenario.load
+        yield env.timeout(self.arrivals.uniform(0.0, load.start_stagger_s))
+        while env.now < self.window[1]:
+            yield from self._rollout()
+            yield env.timeout(float(load.think_time_s.sample(self.arrivals, 1)[0]))
+
+    def _open_arrivals(self) -> Generator[simpy.Event, Any, None]:
+        env = self.sim.env
+        mean_gap_s = 1.0 / self.scenario.load.rollouts_per_s
+        while True:
+            yield env.timeout(self.arrivals.exponential(mean_gap_s))
+            if env.now >= self.window[1]:
+                return
+            env.process(self._rollout())
+
+    def _window_closes(self) -> Generator[simpy.Event, Any, None]:
+        yield self.sim.env.timeout(self.window[1])
+        self.in_system_at_end = self.sim.in_system.level
+
+    def run(self, drain_limit_s: float) -> Replication:
+        sim, load = self.sim, self.scenario.load
+        sim.env.process(self._window_closes())
+        if load.kind == "closed":
+            for _ in range(load.agents):
+                sim.env.process(self._closed_agent())
+        else:
+            sim.env.process(self._open_arrivals())
+        sim.env.run(until=self.window[1] + drain_limit_s)
+        records = concatenate(self.records + [self._reduce(b) for b in sim.blocks.values()])
+        return Replication(
+            records=records,
+            pools={
+                name: PoolStats(
+                    capacity=pool.capacity,
+                    utilization=pool.utilization(),
+                    mean_busy=pool.busy.mean(),
+                    mean_waiting=pool.waiting.mean(),
+                )
+                for name, pool in sim.pools.items()
+            },
+            window_s=load.duration_s,
+            turns_completed=sim.turns_completed,
+            output_tokens_completed=sim.output_tokens_completed,
+            rollouts_started=sim.rollouts_started_in_window,
+            mean_in_system=sim.in_system.mean(),
+            in_system_at_end=self.in_system_at_end,
+            wait_s_by_pool={
+                pool: float(self.wait_s[[p is pool for p in WAIT_POOLS]].sum()) for pool in POOLS
+            },
+        )
+
+
+def simulate_fleet(
+    scenario: Scenario, transport: Transport, replication: int, trace_rollouts: int = 0
+) -> Replication:
+    """One replication of the fleet under ``scenario.load`` and ``scenario.capacity``.
+
+    New rollouts start only inside the window; the run then lets started
+    rollouts finish for at most as long again as the window, and no less than
+    600 s (an unstable system may not; its unfinished rollouts are not measured).
+    The first ``trace_rollouts`` measured rollouts keep per-turn rows.
+    """
+    fleet = _Fleet(scenario, transport, replication, trace_rollouts)
+    return fleet.run(max(600.0, scenario.load.duration_s))
