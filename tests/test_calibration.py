@@ -23,7 +23,7 @@ def compared(spec_a: str, spec_b: str, engine: Engine = Engine.DES) -> dict[str,
     for text in (spec_a, spec_b):
         spec = parse_spec(text)
         runs.append(execute(spec, scenario(spec.source), engine, ROLLOUTS))
-    return json.loads(json.dumps(compare(*runs)))
+    return json.loads(json.dumps(compare(*runs).to_json()))
 
 
 ENGINES = pytest.mark.parametrize("engine", list(Engine))

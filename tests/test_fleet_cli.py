@@ -18,7 +18,7 @@ from support import CliResult, assert_one_line_error
 
 from models.loading import load_scenario
 from models.stages import POOLS
-from sim.analysis.capacity import SLO_METRICS, Slo, evaluate
+from sim.analysis.capacity import SLO_METRICS, Slo, SloMetric, evaluate
 from sim.engine.analytic import expect
 from sim.engine.transports import Transport
 
@@ -106,10 +106,6 @@ BAD_INPUT = {
     "zero capacity in a capacity search": (
         ["capacity", "codex-spark", "--slo", "ttft_p95_s=1", "--set", "capacity.api_workers=0"],
         ["capacity.api_workers", "= 0", "greater than or equal to 1"],
-    ),
-    "trace of a fleet run": (
-        ["run", "codex-spark-fleet:ws", "--trace", "fleet.trace.json"],
-        ["--trace", "load.agents = 200", "load.agents = 1"],
     ),
 }
 
@@ -203,7 +199,7 @@ def test_capacity_search_brackets_the_slo(cli: Cli) -> None:
         assert by_agents[failing]["slos"][metric]["value_s"] > limit_s
         assert entry["at_capacity"] == by_agents[capacity]["slos"]
     http = found["http"]["capacity_agents"]
-    fresh = evaluate(s, Transport.HTTP, http, [Slo(metric, limit_s)])
-    assert fresh.values[metric]["value_s"] == found["http"]["at_capacity"][metric]["value_s"]
+    fresh = evaluate(s, Transport.HTTP, http, [Slo(SloMetric(metric), limit_s)])
+    assert fresh.checks[metric].value_s == found["http"]["at_capacity"][metric]["value_s"]
     ratio = json.loads(result.stdout)["ws_over_http"]
     assert ratio == pytest.approx(found["ws"]["capacity_agents"] / http)

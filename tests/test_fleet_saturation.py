@@ -16,7 +16,7 @@ import pytest
 from models.loading import load_scenario
 from models.scenario import Scenario
 from models.stages import STAGE_COLUMN, Stage
-from sim.analysis.fleet_summary import fleet_summary, offered_load, run_fleet
+from sim.analysis.fleet_summary import fleet_result, offered_load, run_fleet
 from sim.engine.analytic import expect
 from sim.engine.des import Replication
 from sim.engine.transports import Transport
@@ -63,10 +63,10 @@ def test_the_backlog_grows_with_the_window_past_capacity() -> None:
 
 
 def test_the_summary_reports_an_unstable_point_without_means() -> None:
-    """``fleet_summary`` sets stable = False, names the safety pool and its offered
+    """``fleet_result`` sets stable = False, names the safety pool and its offered
     load lambda x E[safety] / workers in the reason, and reports no latency means."""
     s, runs = overloaded(0.5, 200.0)
-    summary = fleet_summary("codex-spark:http", s, Transport.HTTP, runs)
+    summary = fleet_result("codex-spark:http", s, Transport.HTTP, runs).to_json()
     offered = offered_load(s, Transport.HTTP)
     safety_s = expect(s, Transport.HTTP).stage_s[STAGE_COLUMN[Stage.SAFETY]]
     assert offered["safety"] == pytest.approx(s.load.rollouts_per_s * safety_s)
@@ -82,7 +82,7 @@ def test_the_same_pools_are_stable_below_capacity() -> None:
     reports latency means."""
     s, runs = overloaded(0.1, 200.0)
     assert max(offered_load(s, Transport.HTTP).values()) < 1
-    summary = fleet_summary("codex-spark:http", s, Transport.HTTP, runs)
+    summary = fleet_result("codex-spark:http", s, Transport.HTTP, runs).to_json()
     assert summary["stable"]
     assert summary["unstable_reason"] is None
     assert summary["e2e_s"]["mean"] > 0 and summary["ttft_s"]["p95"] > 0

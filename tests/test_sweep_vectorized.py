@@ -194,7 +194,7 @@ def test_sweep_rows_carry_run_json_and_compare_json_values_under_flat_names() ->
         for row, transport in zip(group, shared.transports, strict=True):
             assert row["transport"] == transport.value and row["point"] == task.point
             assert row["error"] is None and row["baseline"] == "http"
-            expected = flatten(summarize(runs[transport]))
+            expected = flatten(summarize(runs[transport]).to_json())
             assert set(expected) <= set(row)
             for key, value in expected.items():
                 if isinstance(value, float):
@@ -204,7 +204,7 @@ def test_sweep_rows_carry_run_json_and_compare_json_values_under_flat_names() ->
             if transport is Transport.HTTP:
                 assert "e2e_reduction" not in row
             else:
-                reductions = compare(runs[Transport.HTTP], runs[transport])
+                reductions = compare(runs[Transport.HTTP], runs[transport]).to_json()
                 assert row["e2e_reduction"] == pytest.approx(
                     reductions["e2e_reduction"], rel=RELATIVE
                 )

@@ -120,3 +120,34 @@ def test_overlapped_post_work_is_drawn_off_the_critical_path(
         s for s in spans(trace) if s["name"] == Stage.POST.value and not s["args"].get("overlapped")
     ]
     assert blocking_post and all(s["pid"] < 1_000_000 for s in blocking_post)
+
+
+def test_a_fleet_trace_shows_queue_waits_before_the_stage_that_takes_the_pool(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """A contended fleet (4 safety workers for 60 HTTP agents): the traced sample of
+    rollouts still tiles the critical path, and every wait is a queue span right before
+    the first stage that holds its pool (stage table), named by that pool."""
+    path = tmp_path / "fleet.json"
+    result = cli(
+        "run",
+        "codex-spark:http",
+        *("--set", "load.agents=60", "--set", "load.warmup_s=30"),
+        *("--set", "load.duration_s=30", "--set", "capacity.safety_workers=4"),
+        *("--trace", str(path)),
+    )
+    assert result.exit_code == 0, result.stderr
+    trace = json.loads(path.read_text())
+    paths = critical_path(trace)
+    assert 0 < len(paths) <= 20, "a sample of the first replication's measured rollouts"
+    waits = 0
+    for path_spans in paths.values():
+        assert path_spans[0]["ts"] == pytest.approx(0.0, abs=TOLERANCE_US)
+        for before, after in pairwise(path_spans):
+            assert after["ts"] == pytest.approx(before["ts"] + before["dur"], abs=TOLERANCE_US)
+            if before["name"] == Stage.QUEUE.value:
+                waits += 1
+                assert Stage(after["name"]).pool == before["args"]["pool"]
+    assert waits > 0, "four safety workers make HTTP turns wait"
+    pools = {s["args"]["pool"] for s in spans(trace) if s["name"] == Stage.QUEUE.value}
+    assert "safety" in pools

@@ -33,7 +33,7 @@ def compared(spec_a: str, spec_b: str, engine: Engine) -> dict[str, Any]:
     for text in (spec_a, spec_b):
         spec = parse_spec(text)
         runs.append(execute(spec, load(spec), engine, ROLLOUTS))
-    return compare(*runs)
+    return compare(*runs).to_json()
 
 
 def interval(result: dict[str, Any], key: str) -> str:
@@ -57,7 +57,7 @@ def across_seeds(seeds: range = range(1, 41)) -> str:
         for text in ("codex-spark:http", "codex-spark:ws"):
             spec = parse_spec(text)
             runs.append(execute(spec, load(spec, seed=seed), Engine.DES, ROLLOUTS))
-        values.append(compare(*runs)["e2e_reduction"])
+        values.append(compare(*runs).to_json()["e2e_reduction"])
     v = np.array(values)
     return (
         f"codex-spark e2e reduction over seeds {seeds.start}-{seeds.stop - 1} "

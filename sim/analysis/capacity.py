@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -13,23 +14,42 @@ from models.errors import ScenarioError
 from models.loading import with_changes
 from models.scenario import Scenario
 from sim.analysis.fleet_summary import pool_demand_s, run_fleet
+from sim.analysis.metrics import Metric, Statistic
 from sim.engine.analytic import expect
 from sim.engine.des import Replication
 from sim.engine.transports import Transport
 
-SLO_METRICS = {
-    f"{quantity}_{statistic}_s": (quantity, statistic)
-    for quantity in ("ttft", "e2e")
-    for statistic in ("mean", "p50", "p95", "p99")
-}
-"""SLO names: TTFT per turn or end-to-end per rollout, by mean or percentile, in seconds."""
+
+class SloMetric(StrEnum):
+    """An SLO's statistic: TTFT per turn or end-to-end per rollout, by mean or percentile (s)."""
+
+    TTFT_MEAN_S = "ttft_mean_s"
+    TTFT_P50_S = "ttft_p50_s"
+    TTFT_P95_S = "ttft_p95_s"
+    TTFT_P99_S = "ttft_p99_s"
+    E2E_MEAN_S = "e2e_mean_s"
+    E2E_P50_S = "e2e_p50_s"
+    E2E_P95_S = "e2e_p95_s"
+    E2E_P99_S = "e2e_p99_s"
+
+    @property
+    def quantity(self) -> Metric:
+        return Metric.TTFT_S if self.value.startswith("ttft") else Metric.E2E_S
+
+    @property
+    def statistic(self) -> Statistic:
+        return Statistic(self.value.split("_")[1])
+
+
+SLO_METRICS: tuple[str, ...] = tuple(m.value for m in SloMetric)
+"""SLO names, as written on the command line."""
 
 
 @dataclass(frozen=True)
 class Slo:
     """A latency objective: ``metric`` must stay at or below ``limit_s``."""
 
-    metric: str
+    metric: SloMetric
     limit_s: float
 
 
@@ -47,19 +67,17 @@ def parse_slo(text: str) -> Slo:
         limit_s = float("nan")
     if not limit_s > 0:
         raise ScenarioError(f"--slo {metric} = {value!r}: must be a number of seconds > 0")
-    return Slo(metric, limit_s)
+    return Slo(SloMetric(metric), limit_s)
 
 
 def slo_value(slo: Slo, replication: Replication) -> float:
     """The SLO's statistic measured in one replication."""
-    quantity, statistic = SLO_METRICS[slo.metric]
     records = replication.records
     if records.count == 0:
         return float("inf")
-    values = records.turn_ttft_s if quantity == "ttft" else records.e2e_s
-    if statistic == "mean":
-        return float(values.mean())
-    return float(np.percentile(values, float(statistic[1:])))
+    values = records.turn_ttft_s if slo.metric.quantity is Metric.TTFT_S else records.e2e_s
+    percentile = slo.metric.statistic.percentile
+    return float(values.mean() if percentile is None else np.percentile(values, percentile))
 
 
 def with_agents(scenario: Scenario, agents: int) -> Scenario:
@@ -76,31 +94,78 @@ def saturation_estimate(scenario: Scenario, transport: Transport) -> int:
 
 
 @dataclass(frozen=True)
+class SloCheck:
+    """One SLO at one load point: the mean over replications and its 95% interval."""
+
+    value_s: float
+    ci95: tuple[float, float]
+    limit_s: float
+
+    @property
+    def met_with_95pct_confidence(self) -> bool:
+        return self.ci95[1] <= self.limit_s
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "value_s": self.value_s,
+            "ci95": list(self.ci95),
+            "limit_s": self.limit_s,
+            "met_with_95pct_confidence": self.met_with_95pct_confidence,
+        }
+
+
+@dataclass(frozen=True)
 class Evaluation:
-    """One load point of the search."""
+    """One load point of the search: does its point estimate meet every SLO?"""
 
     agents: int
-    meets: bool
-    values: dict[str, dict[str, Any]]
+    checks: dict[SloMetric, SloCheck]
+
+    @property
+    def meets(self) -> bool:
+        return all(check.value_s <= check.limit_s for check in self.checks.values())
+
+    def to_json(self) -> dict[str, Any]:
+        slos = {metric.value: check.to_json() for metric, check in self.checks.items()}
+        return {"agents": self.agents, "meets": self.meets, "slos": slos}
+
+
+@dataclass(frozen=True)
+class CapacityResult:
+    """The largest population meeting the SLOs under one transport, and how it was found."""
+
+    transport: Transport
+    capacity_agents: int
+    first_failing_agents: int | None
+    evaluations: tuple[Evaluation, ...]
+    saturation_estimate_agents: int
+
+    @property
+    def at_capacity(self) -> Evaluation | None:
+        return next((e for e in self.evaluations if e.agents == self.capacity_agents), None)
+
+    def to_json(self) -> dict[str, Any]:
+        at = self.at_capacity
+        return {
+            "transport": self.transport.value,
+            "capacity_agents": self.capacity_agents,
+            "first_failing_agents": self.first_failing_agents,
+            "at_capacity": None if at is None else at.to_json()["slos"],
+            "evaluations": [e.to_json() for e in self.evaluations],
+            "saturation_estimate_agents": self.saturation_estimate_agents,
+        }
 
 
 def evaluate(scenario: Scenario, transport: Transport, agents: int, slos: list[Slo]) -> Evaluation:
     """Simulate ``agents`` agents and check every SLO (point estimate = mean over replications)."""
     replications = run_fleet(with_agents(scenario, agents), transport)
-    values = {}
-    meets = True
+    checks = {}
     for slo in slos:
         per_rep = np.array([slo_value(slo, r) for r in replications])
         mean = float(per_rep.mean())
         half = float(stdtrit(per_rep.size - 1, 0.975) * per_rep.std(ddof=1) / np.sqrt(per_rep.size))
-        values[slo.metric] = {
-            "value_s": mean,
-            "ci95": [mean - half, mean + half],
-            "limit_s": slo.limit_s,
-            "met_with_95pct_confidence": mean + half <= slo.limit_s,
-        }
-        meets = meets and mean <= slo.limit_s
-    return Evaluation(agents, meets, values)
+        checks[slo.metric] = SloCheck(mean, (mean - half, mean + half), slo.limit_s)
+    return Evaluation(agents, checks)
 
 
 def search(
@@ -110,8 +175,8 @@ def search(
     max_agents: int = 100_000,
     relative_tolerance: float = 0.05,
     on_evaluation: Callable[[Evaluation], None] | None = None,
-) -> dict[str, Any]:
-    """Bracket then bisect on the number of agents; returns the largest load that meets the SLOs."""
+) -> CapacityResult:
+    """Bracket then bisect on the number of agents; the largest load that meets the SLOs."""
     seen: dict[int, Evaluation] = {}
 
     def check(agents: int) -> bool:
@@ -148,14 +213,10 @@ def search(
             low = middle
         else:
             high = middle
-    return {
-        "transport": transport.value,
-        "capacity_agents": low,
-        "first_failing_agents": high if high != low else None,
-        "at_capacity": seen[low].values if low in seen else None,
-        "evaluations": [
-            {"agents": e.agents, "meets": e.meets, "slos": e.values}
-            for e in sorted(seen.values(), key=lambda e: e.agents)
-        ],
-        "saturation_estimate_agents": guess,
-    }
+    return CapacityResult(
+        transport=transport,
+        capacity_agents=low,
+        first_failing_agents=high if high != low else None,
+        evaluations=tuple(sorted(seen.values(), key=lambda e: e.agents)),
+        saturation_estimate_agents=guess,
+    )

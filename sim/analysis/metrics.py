@@ -1,4 +1,4 @@
-"""Metric names: the single vocabulary of JSON keys, table rows and plot labels."""
+"""Metric names: the single vocabulary of JSON keys, table rows, Parquet columns and labels."""
 
 from __future__ import annotations
 
@@ -6,8 +6,15 @@ from enum import StrEnum
 
 
 class Metric(StrEnum):
-    """A summary metric of a run, named with its unit."""
+    """A key of a result, named with its unit where it has one."""
 
+    SPEC = "spec"
+    SCENARIO = "scenario"
+    TRANSPORT = "transport"
+    ENGINE = "engine"
+    SEED = "seed"
+    ROLLOUTS = "rollouts"
+    APPROXIMATIONS = "approximations"
     E2E_S = "e2e_s"
     TTFT_S = "ttft_s"
     BUDGET_S = "budget_s"
@@ -22,11 +29,53 @@ class Metric(StrEnum):
     TTFT_REDUCTION_CI95 = "ttft_reduction_ci95"
     API_CPU_REDUCTION = "api_cpu_reduction"
     API_CPU_REDUCTION_CI95 = "api_cpu_reduction_ci95"
+    # A fleet's load point and what it measured.
+    LOAD = "load"
+    REPLICATIONS = "replications"
+    CI_METHOD = "ci_method"
+    STABLE = "stable"
+    OFFERED_LOAD = "offered_load"
+    UNSTABLE_REASON = "unstable_reason"
+    THROUGHPUT = "throughput"
+    TURNS_PER_S = "turns_per_s"
+    OUTPUT_TOKENS_PER_S = "output_tokens_per_s"
+    ROLLOUTS_PER_S = "rollouts_per_s"
+    UTILIZATION = "utilization"
+    MEAN_QUEUE_LENGTH = "mean_queue_length"
+    WAIT_S_PER_TURN = "wait_s_per_turn"
+    MEAN_ROLLOUTS_IN_SYSTEM = "mean_rollouts_in_system"
 
     @property
     def label(self) -> str:
-        return _LABELS[self]
+        return _LABELS.get(self, self.value.replace("_", " "))
 
+    @property
+    def ci95(self) -> Metric:
+        """The key of this reduction's 95% confidence interval."""
+        return Metric(f"{self.value}_ci95")
+
+
+class Statistic(StrEnum):
+    """A statistic of a latency distribution."""
+
+    MEAN = "mean"
+    P50 = "p50"
+    P95 = "p95"
+    P99 = "p99"
+    CI95 = "ci95"
+
+    @property
+    def percentile(self) -> float | None:
+        """The percentile this statistic is (None for the mean and the interval)."""
+        return float(self.value[1:]) if self.value.startswith("p") else None
+
+
+REDUCTIONS: tuple[Metric, ...] = (
+    Metric.E2E_REDUCTION,
+    Metric.TTFT_REDUCTION,
+    Metric.API_CPU_REDUCTION,
+)
+"""The reductions a comparison reports, each with its 95% CI."""
 
 _LABELS = {
     Metric.E2E_S: "end-to-end time per rollout (s)",
@@ -43,4 +92,11 @@ _LABELS = {
     Metric.TTFT_REDUCTION_CI95: "TTFT reduction, 95% CI",
     Metric.API_CPU_REDUCTION: "API work reduction",
     Metric.API_CPU_REDUCTION_CI95: "API work reduction, 95% CI",
+    Metric.TURNS_PER_S: "turns completed per second",
+    Metric.OUTPUT_TOKENS_PER_S: "output tokens per second",
+    Metric.ROLLOUTS_PER_S: "rollouts started per second",
+    Metric.UTILIZATION: "time-average busy share of each pool",
+    Metric.MEAN_QUEUE_LENGTH: "time-average requests waiting per pool",
+    Metric.WAIT_S_PER_TURN: "seconds waited per turn per pool",
+    Metric.MEAN_ROLLOUTS_IN_SYSTEM: "time-average rollouts in flight",
 }

@@ -11,9 +11,12 @@ from models.scenario import Scenario
 from sim.analysis.fleet_summary import run_fleet
 from sim.engine.analytic import Expectation, expect
 from sim.engine.des import Replication
-from sim.engine.records import RolloutRecords
+from sim.engine.records import RolloutRecords, TurnRecords
 from sim.engine.runners import Progress, simulate
 from sim.engine.transports import Transport
+
+TRACE_ROLLOUTS = 20
+"""Measured rollouts of a fleet's first replication whose turns a trace shows."""
 
 
 class Engine(StrEnum):
@@ -64,6 +67,13 @@ class Run:
     expectation: Expectation | None = None
     fleet: list[Replication] | None = None
 
+    def turn_records(self) -> TurnRecords:
+        """The per-turn rows the run kept (the first fleet replication's sample for a fleet)."""
+        records = self.fleet[0].records if self.fleet is not None else self.records
+        if records is None or records.turn_records is None:
+            raise ScenarioError(f"{self.spec.text}: this run kept no per-turn rows")
+        return records.turn_records
+
 
 def is_fleet(scenario: Scenario) -> bool:
     """More than one agent, or open arrivals: contention needs the fleet engine."""
@@ -95,6 +105,9 @@ def execute(
             )
         return Run(spec, scenario, engine, rollouts, expectation=expect(scenario, spec.transport))
     if is_fleet(scenario):
-        return Run(spec, scenario, engine, rollouts, fleet=run_fleet(scenario, spec.transport))
+        traced = TRACE_ROLLOUTS if keep_turns else 0
+        return Run(
+            spec, scenario, engine, rollouts, fleet=run_fleet(scenario, spec.transport, traced)
+        )
     records = simulate(scenario, spec.transport, rollouts, keep_turns, progress)
     return Run(spec, scenario, engine, rollouts, records=records)

@@ -1,67 +1,63 @@
-"""Summaries computed from records: the JSON objects of ``run`` and ``compare``."""
+"""Summaries computed from records or expectations: the typed results of ``run`` and ``compare``."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import numpy as np
 
 from models.stages import STAGES
-from sim.analysis.fleet_summary import fleet_reductions, fleet_summary
+from sim.analysis.fleet_summary import fleet_reductions, fleet_result
 from sim.analysis.metrics import Metric
+from sim.analysis.results import Comparison, Estimate, Latency, RunResult
 from sim.analysis.run import Run
 from sim.analysis.stats import mean_ci95, ratio_ci95, reduction
 
 
-def summarize(run: Run) -> dict[str, Any]:
-    """The ``run`` JSON object: latency statistics, the budget per stage, API work."""
+def summarize(run: Run) -> RunResult:
+    """The result of one run: latency statistics, the budget per stage, API work."""
     if run.fleet is not None:
-        return fleet_summary(run.spec.text, run.scenario, run.spec.transport, run.fleet)
+        return fleet_result(run.spec.text, run.scenario, run.spec.transport, run.fleet)
     head = {
         "spec": run.spec.text,
         "scenario": run.scenario.name,
-        "transport": run.spec.transport.value,
+        "transport": run.spec.transport,
         "engine": run.engine.value,
         "seed": run.scenario.seed,
         "rollouts": run.rollouts,
     }
     if run.records is not None:
         r = run.records
-        budget = r.stage_s.mean(axis=0)
-        body = {
-            Metric.E2E_S: _distribution(r.e2e_s, mean_ci95(r.e2e_s)),
-            Metric.TTFT_S: _distribution(r.turn_ttft_s, ratio_ci95(r.ttft_sum_s, r.turns)),
-            Metric.API_CPU_S_PER_ROLLOUT: float(r.api_cpu_s.mean()),
-            Metric.SAFETY_CPU_S_PER_ROLLOUT: float(r.safety_cpu_s.mean()),
-            Metric.TURNS_PER_ROLLOUT: float(r.turns.mean()),
-            Metric.RECONNECTS_PER_ROLLOUT: float(r.cold_turns.mean()),
-        }
-    else:
-        e = run.expectation
-        budget = e.stage_s
-        body = {
-            Metric.E2E_S: _expected(e.e2e_s),
-            Metric.TTFT_S: _expected(e.ttft_mean_s),
-            Metric.API_CPU_S_PER_ROLLOUT: e.api_cpu_s,
-            Metric.SAFETY_CPU_S_PER_ROLLOUT: e.safety_cpu_s,
-            Metric.TURNS_PER_ROLLOUT: e.turns,
-            Metric.RECONNECTS_PER_ROLLOUT: e.cold_turns,
-        }
-    total = float(budget.sum())
-    body[Metric.BUDGET_S] = {stage.value: float(s) for stage, s in zip(STAGES, budget, strict=True)}
-    body[Metric.BUDGET_SHARE] = {
-        stage.value: float(s) / total for stage, s in zip(STAGES, budget, strict=True)
-    }
-    return {**head, **{str(key): value for key, value in body.items()}}
+        return RunResult(
+            **head,
+            e2e_s=_distribution(r.e2e_s, mean_ci95(r.e2e_s)),
+            ttft_s=_distribution(r.turn_ttft_s, ratio_ci95(r.ttft_sum_s, r.turns)),
+            budget_s=_budget(r.stage_s.mean(axis=0)),
+            api_cpu_s_per_rollout=float(r.api_cpu_s.mean()),
+            safety_cpu_s_per_rollout=float(r.safety_cpu_s.mean()),
+            turns_per_rollout=float(r.turns.mean()),
+            reconnects_per_rollout=float(r.cold_turns.mean()),
+        )
+    e = run.expectation
+    return RunResult(
+        **head,
+        e2e_s=Latency(float(e.e2e_s)),
+        ttft_s=Latency(float(e.ttft_mean_s)),
+        budget_s=_budget(e.stage_s),
+        api_cpu_s_per_rollout=float(e.api_cpu_s),
+        safety_cpu_s_per_rollout=float(e.safety_cpu_s),
+        turns_per_rollout=float(e.turns),
+        reconnects_per_rollout=float(e.cold_turns),
+        approximations=tuple(getattr(e, "approximations", ())),
+    )
 
 
-def compare(a: Run, b: Run) -> dict[str, Any]:
-    """The ``compare`` JSON object: both runs and the reductions of b relative to a."""
-    out: dict[str, Any] = {"a": summarize(a), "b": summarize(b)}
+def compare(a: Run, b: Run) -> Comparison:
+    """Both runs and the reductions of b relative to a (paired where both were simulated)."""
+    result_a, result_b = summarize(a), summarize(b)
     if a.fleet is not None and b.fleet is not None:
-        if out["a"]["stable"] and out["b"]["stable"]:
-            out.update(fleet_reductions(a.fleet, b.fleet))
-    elif a.records is not None and b.records is not None:
+        stable = result_a.stable and result_b.stable
+        reductions = fleet_reductions(a.fleet, b.fleet) if stable else {}
+        return Comparison(result_a, result_b, reductions)
+    if a.records is not None and b.records is not None:
         ra, rb = a.records, b.records
         ones_a, ones_b = np.ones(ra.count), np.ones(rb.count)
         pairs = {
@@ -69,35 +65,26 @@ def compare(a: Run, b: Run) -> dict[str, Any]:
             Metric.TTFT_REDUCTION: (ra.ttft_sum_s, ra.turns, rb.ttft_sum_s, rb.turns),
             Metric.API_CPU_REDUCTION: (ra.api_cpu_s, ones_a, rb.api_cpu_s, ones_b),
         }
-        for metric, (a_num, a_den, b_num, b_den) in pairs.items():
-            value, ci = reduction(a_num, a_den, b_num, b_den)
-            out[metric.value] = value
-            out[f"{metric.value}_ci95"] = list(ci)
-    else:
-        ea, eb = out["a"], out["b"]
-        for metric, key in (
-            (Metric.E2E_REDUCTION, Metric.E2E_S),
-            (Metric.TTFT_REDUCTION, Metric.TTFT_S),
-        ):
-            out[metric.value] = 1.0 - eb[key]["mean"] / ea[key]["mean"]
-            out[f"{metric.value}_ci95"] = None
-        api = Metric.API_CPU_S_PER_ROLLOUT
-        out[Metric.API_CPU_REDUCTION.value] = 1.0 - eb[api] / ea[api]
-        out[Metric.API_CPU_REDUCTION_CI95.value] = None
-    return out
-
-
-def _distribution(values: np.ndarray, ci: tuple[float, float]) -> dict[str, Any]:
-    p50, p95, p99 = np.percentile(values, [50, 95, 99])
-    return {
-        "mean": float(values.mean()),
-        "p50": float(p50),
-        "p95": float(p95),
-        "p99": float(p99),
-        "ci95": [float(ci[0]), float(ci[1])],
+        reductions = {metric: Estimate(*reduction(*arrays)) for metric, arrays in pairs.items()}
+        return Comparison(result_a, result_b, reductions)
+    means = {
+        Metric.E2E_REDUCTION: (result_a.e2e_s.mean, result_b.e2e_s.mean),
+        Metric.TTFT_REDUCTION: (result_a.ttft_s.mean, result_b.ttft_s.mean),
+        Metric.API_CPU_REDUCTION: (result_a.api_cpu_s_per_rollout, result_b.api_cpu_s_per_rollout),
     }
+    return Comparison(
+        result_a,
+        result_b,
+        {metric: Estimate(1.0 - after / before) for metric, (before, after) in means.items()},
+    )
 
 
-def _expected(mean: float) -> dict[str, Any]:
-    """The analytic engine gives means only: percentiles and CIs are null."""
-    return {"mean": float(mean), "p50": None, "p95": None, "p99": None, "ci95": None}
+def _budget(per_stage_s: np.ndarray) -> dict:
+    return {stage: float(s) for stage, s in zip(STAGES, per_stage_s, strict=True)}
+
+
+def _distribution(values: np.ndarray, ci: tuple[float, float]) -> Latency:
+    p50, p95, p99 = np.percentile(values, [50, 95, 99])
+    return Latency(
+        float(values.mean()), float(p50), float(p95), float(p99), (float(ci[0]), float(ci[1]))
+    )

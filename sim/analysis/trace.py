@@ -8,44 +8,62 @@ from typing import Any
 
 import numpy as np
 
-from models.stages import STAGES, Stage
+from models.stages import STAGE_COLUMN, STAGES, Stage
+from sim.engine.plan import PHASES, wait_column
 from sim.engine.records import TurnRecords
 
 _US = 1e6
-_POST_COLUMN = STAGES.index(Stage.POST)
-_DECODE_END_COLUMN = STAGES.index(Stage.DECODE) + 1
+_POST = STAGE_COLUMN[Stage.POST]
 
 
 def trace_events(turns: TurnRecords, label: str) -> list[dict[str, Any]]:
     """Complete ("X") events: one process per rollout, one track per stage kind.
 
-    Times are relative to each rollout's start. Post-inference work done off the
-    critical path is drawn on the post track, overlapping what follows.
+    Times are relative to each rollout's start.  A fleet's waits for a pool are
+    spans on the queue track, right before the stage that takes the pool.
+    Post-inference work done off the critical path is drawn on the post track,
+    overlapping what follows.
     """
     events: list[dict[str, Any]] = []
     rollouts = np.unique(turns.rollout)
-    rollout_start = {int(r): float(turns.start_at_s[turns.rollout == r].min()) for r in rollouts}
     for rollout in rollouts:
         pid = int(rollout)
         events.append(_meta("process_name", pid, 0, f"{label} rollout {pid}"))
         for tid, stage in enumerate(STAGES):
             events.append(_meta("thread_name", pid, tid, stage.value))
-    ends = turns.start_at_s[:, None] + np.cumsum(turns.stage_s, axis=1)
+    origin = {int(r): float(turns.start_at_s[turns.rollout == r].min()) for r in rollouts}
     for row in range(turns.rollout.size):
         pid = int(turns.rollout[row])
-        origin = rollout_start[pid]
+        at_s = float(turns.start_at_s[row]) - origin[pid]
         args = {"turn": int(turns.turn_index[row]), "new_connection": bool(turns.cold[row])}
-        for tid, stage in enumerate(STAGES):
-            duration = turns.stage_s[row, tid]
-            if duration > 0:
-                begin = ends[row, tid] - duration - origin
-                events.append(_span(stage.value, pid, tid, begin, duration, args))
-        overlapped = turns.post_overlapped_s[row]
-        if overlapped > 0:
-            begin = ends[row, _DECODE_END_COLUMN - 1] - origin
-            span_args = {**args, "overlapped": True}
-            events.append(_span(Stage.POST.value, pid, _POST_COLUMN, begin, overlapped, span_args))
+        for name, stage, duration_s, extra in _path(turns, row):
+            if duration_s > 0:
+                span_args = {**args, **extra}
+                events.append(_span(name, pid, STAGE_COLUMN[stage], at_s, duration_s, span_args))
+            at_s += duration_s
+            if stage is Stage.DECODE and turns.post_overlapped_s[row] > 0:
+                overlapped = {**args, "overlapped": True}
+                post_s = float(turns.post_overlapped_s[row])
+                events.append(_span(Stage.POST.value, pid, _POST, at_s, post_s, overlapped))
     return events
+
+
+def _path(turns: TurnRecords, row: int) -> list[tuple[str, Stage, float, dict[str, Any]]]:
+    """A turn's critical path in order: (span name, track stage, seconds, extra args)."""
+    path = []
+    waits = turns.wait_s[row]
+    for phase in PHASES:
+        for stage in phase.stages:
+            if phase.pool is not None and stage is phase.stages[0]:
+                wait = float(waits[wait_column(phase)])
+                path.append((Stage.QUEUE.value, Stage.QUEUE, wait, {"pool": phase.pool.value}))
+            if phase.inner is not None and stage is phase.inner_stages[0]:
+                wait = float(waits[wait_column(phase, nested=True)])
+                path.append((Stage.QUEUE.value, Stage.QUEUE, wait, {"pool": phase.inner.value}))
+            path.append((stage.value, stage, float(turns.stage_s[row, STAGE_COLUMN[stage]]), {}))
+    tool_s = float(turns.stage_s[row, STAGE_COLUMN[Stage.TOOL]])
+    path.append((Stage.TOOL.value, Stage.TOOL, tool_s, {}))
+    return path
 
 
 def write_trace(path: Path, traces: dict[str, TurnRecords]) -> None:

@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from models.stages import STAGES
 from sim.analysis.metrics import Metric
+from sim.analysis.results import Comparison
 
 
-def verdict(result: dict[str, Any], name_a: str | None = None, name_b: str | None = None) -> str:
+def verdict(comparison: Comparison, name_a: str | None = None, name_b: str | None = None) -> str:
     """One sentence: how much faster b is than a, the biggest saving, what dominates b.
 
     The sides are named by their specs unless names are given (e.g. transports).
     """
-    a, b = result["a"], result["b"]
-    name_a, name_b = name_a or a["spec"], name_b or b["spec"]
-    saved = {stage: a[Metric.BUDGET_S][stage] - b[Metric.BUDGET_S][stage] for stage in STAGES}
+    a, b = comparison.a, comparison.b
+    name_a, name_b = name_a or a.spec, name_b or b.spec
+    saved = {stage: a.budget_s[stage] - b.budget_s[stage] for stage in STAGES}
     biggest = max(saved, key=saved.__getitem__)
-    dominant = max(STAGES, key=lambda stage: b[Metric.BUDGET_SHARE][stage])
-    change = result[Metric.E2E_REDUCTION]
+    share_b = b.budget_share
+    dominant = max(STAGES, key=share_b.__getitem__)
+    change = comparison.reduction(Metric.E2E_REDUCTION)
     direction = "faster" if change >= 0 else "slower"
     return (
         f"{name_b} is {abs(change):.1%} {direction} end to end than {name_a}; "
         f"the biggest saving is {biggest.label} ({saved[biggest]:.2f} s per rollout), "
         f"and {dominant.label} now dominates {name_b} "
-        f"({b[Metric.BUDGET_SHARE][dominant]:.0%} of its time)."
+        f"({share_b[dominant]:.0%} of its time)."
     )

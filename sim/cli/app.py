@@ -20,7 +20,7 @@ from rich.table import Table
 from models.errors import ScenarioError
 from models.hardware import hardware_registry
 from models.loading import preset_names, preset_text, raw_scenario, validate
-from sim.analysis.run import Engine, Run, execute, is_fleet, load, parse_engine, parse_spec
+from sim.analysis.run import Engine, Run, execute, load, parse_engine, parse_spec
 from sim.analysis.summary import compare as compare_runs
 from sim.analysis.summary import summarize
 from sim.analysis.trace import write_trace
@@ -126,13 +126,13 @@ def run(
 ) -> None:
     """Simulate SPEC (PRESET_OR_FILE.toml[:TRANSPORT], e.g. codex-spark:ws); print its budget."""
     outcome = _execute(spec, rollouts, seed, sets, engine, trace is not None)
-    summary = summarize(outcome)
+    result = summarize(outcome)
     if trace is not None:
         _write_trace(trace, {outcome.spec.text: outcome})
     if as_json:
-        _print_json(summary)
+        _print_json(result.to_json())
     else:
-        print_run(Console(), summary)
+        print_run(Console(), result)
 
 
 @app.command()
@@ -156,7 +156,7 @@ def compare(
     if trace is not None:
         _write_trace(trace, {f"a: {a.spec.text}": a, f"b: {b.spec.text}": b})
     if as_json:
-        _print_json(result)
+        _print_json(result.to_json())
     else:
         print_compare(Console(), result)
 
@@ -180,11 +180,6 @@ def _execute(
     scenario = load(spec, sets, seed)
     if keep_turns and engine is Engine.ANALYTIC:
         raise ScenarioError("--trace: needs --engine des (the analytic engine has no turns)")
-    if keep_turns and is_fleet(scenario):
-        raise ScenarioError(
-            f"--trace with load.agents = {scenario.load.agents} ({scenario.load.kind} load): "
-            "traces are written by the single-agent engine; use load.agents = 1"
-        )
     if not sys.stderr.isatty() or engine is Engine.ANALYTIC:
         return execute(spec, scenario, engine, rollouts, keep_turns)
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
@@ -194,7 +189,7 @@ def _execute(
 
 
 def _write_trace(path: Path, runs: dict[str, Run]) -> None:
-    write_trace(path, {label: r.records.turn_records for label, r in runs.items()})
+    write_trace(path, {label: r.turn_records() for label, r in runs.items()})
 
 
 def _print_json(payload: dict[str, Any]) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import click
 from rich.console import Console
@@ -12,9 +11,11 @@ from rich.table import Table
 from models.errors import ScenarioError
 from models.loading import with_changes
 from models.stages import POOLS
-from sim.analysis.capacity import Evaluation, parse_slo, search, with_agents
-from sim.analysis.fleet_summary import fleet_summary, run_fleet
+from sim.analysis.capacity import CapacityResult, Evaluation, parse_slo, search, with_agents
+from sim.analysis.fleet_summary import fleet_result, run_fleet
 from sim.analysis.load_points import parse_points
+from sim.analysis.metrics import Metric
+from sim.analysis.results import RunResult
 from sim.analysis.run import load as load_scenario_of
 from sim.analysis.run import parse_spec
 from sim.engine.transports import Transport
@@ -48,11 +49,12 @@ def load(
             for rate in parse_points("--rates", rates, float)
         ]
     results = [
-        fleet_summary(spec, point, parsed.transport, run_fleet(point, parsed.transport))
+        fleet_result(spec, point, parsed.transport, run_fleet(point, parsed.transport))
         for point in points
     ]
     if as_json:
-        click.echo(json.dumps({"spec": spec, "points": results}, indent=2))
+        payload = {"spec": spec, "points": [result.to_json() for result in results]}
+        click.echo(json.dumps(payload, indent=2))
     else:
         console = Console()
         console.print(load_table(spec, results))
@@ -60,39 +62,34 @@ def load(
             console.print(note, style="bold red")
 
 
-def load_table(spec: str, results: list[dict[str, Any]]) -> Table:
+def load_table(spec: str, results: list[RunResult]) -> Table:
     """One row per load point: latency, throughput, utilization per pool."""
-    table = Table(title=f"{spec} ({results[0]['ci_method']})", title_justify="left")
+    table = Table(title=f"{spec} ({results[0].fleet.ci_method})", title_justify="left")
     table.add_column("load")
     for column in ("e2e s mean/p95", "TTFT ms mean/p95/p99", "turns/s", "util " + "/".join(POOLS)):
         table.add_column(column, justify="right")
     for result in results:
-        load_spec = result["load"]
-        point = (
-            f"{load_spec['agents']} agents"
-            if load_spec["kind"] == "closed"
-            else f"{load_spec['rollouts_per_s']:g}/s"
-        )
-        if not result["stable"]:
-            table.add_row(point, "UNSTABLE", "-", "-", "-", style="red")
+        fleet = result.fleet
+        if not result.stable:
+            table.add_row(fleet.load.label, "UNSTABLE", "-", "-", "-", style="red")
             continue
-        e2e, ttft = result["e2e_s"], result["ttft_s"]
+        e2e, ttft = result.e2e_s, result.ttft_s
         table.add_row(
-            point,
-            f"{e2e['mean']:.1f}/{e2e['p95']:.1f}",
-            f"{ttft['mean'] * 1e3:.0f}/{ttft['p95'] * 1e3:.0f}/{ttft['p99'] * 1e3:.0f}",
-            f"{result['throughput']['turns_per_s']['mean']:.1f}",
-            "/".join(f"{result['utilization'][pool]['mean']:.0%}" for pool in POOLS),
+            fleet.load.label,
+            f"{e2e.mean:.1f}/{e2e.p95:.1f}",
+            f"{ttft.mean * 1e3:.0f}/{ttft.p95 * 1e3:.0f}/{ttft.p99 * 1e3:.0f}",
+            f"{fleet.throughput[Metric.TURNS_PER_S].mean:.1f}",
+            "/".join(f"{fleet.utilization[pool].mean:.0%}" for pool in POOLS),
         )
     return table
 
 
-def unstable_notes(results: list[dict[str, Any]]) -> list[str]:
+def unstable_notes(results: list[RunResult]) -> list[str]:
     """Why each unstable load point is unstable (printed instead of meaningless means)."""
     return [
-        f"UNSTABLE at {r['load']['rollouts_per_s']:g} rollouts/s: {r['unstable_reason']}"
+        f"UNSTABLE at {r.fleet.load.rollouts_per_s:g} rollouts/s: {r.fleet.unstable_reason}"
         for r in results
-        if not r["stable"]
+        if not r.stable
     ]
 
 
@@ -130,31 +127,35 @@ def capacity(
             verdict = "meets" if evaluation.meets else "misses"
             console.print(f"  {evaluation.agents} agents: {verdict} the SLOs")
 
-    found = {}
+    found: dict[str, CapacityResult] = {}
     for transport in (Transport.HTTP, Transport.WS):
         if not as_json:
             console.print(f"searching {transport.value} ...")
         found[transport.value] = search(
             scenario, transport, objectives, max_agents, on_evaluation=report
         )
-    http_agents = found["http"]["capacity_agents"]
-    ratio = found["ws"]["capacity_agents"] / http_agents if http_agents else None
-    result = {"spec": spec, "slos": list(slos), "capacity": found, "ws_over_http": ratio}
+    http_agents = found["http"].capacity_agents
+    ratio = found["ws"].capacity_agents / http_agents if http_agents else None
     if as_json:
-        click.echo(json.dumps(result, indent=2))
+        payload = {
+            "spec": spec,
+            "slos": list(slos),
+            "capacity": {name: entry.to_json() for name, entry in found.items()},
+            "ws_over_http": ratio,
+        }
+        click.echo(json.dumps(payload, indent=2))
         return
     out = Console()
     for name, entry in found.items():
-        bracket = entry["first_failing_agents"]
-        line = f"{name}: {entry['capacity_agents']} agents meet the SLOs"
-        if bracket is not None:
-            line += f" ({bracket} do not)"
-        for metric, value in (entry["at_capacity"] or {}).items():
-            ci = value["ci95"]
-            sure = "yes" if value["met_with_95pct_confidence"] else "no"
+        line = f"{name}: {entry.capacity_agents} agents meet the SLOs"
+        if entry.first_failing_agents is not None:
+            line += f" ({entry.first_failing_agents} do not)"
+        at = entry.at_capacity
+        for metric, check in (at.checks if at is not None else {}).items():
+            sure = "yes" if check.met_with_95pct_confidence else "no"
             line += (
-                f"; {metric} {value['value_s']:.3f} s (95% CI {ci[0]:.3f}-{ci[1]:.3f}, "
-                f"limit {value['limit_s']:g}, met with 95% confidence: {sure})"
+                f"; {metric} {check.value_s:.3f} s (95% CI {check.ci95[0]:.3f}-"
+                f"{check.ci95[1]:.3f}, limit {check.limit_s:g}, met with 95% confidence: {sure})"
             )
         out.print(line)
     if ratio is not None:

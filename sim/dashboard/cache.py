@@ -15,7 +15,8 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from models.scenario import Scenario
-from sim.analysis.capacity import Slo
+from sim.analysis.capacity import CapacityResult, Slo
+from sim.analysis.results import RunResult
 from sim.analysis.run import Engine, Run
 from sim.dashboard import data, sweeps
 from sim.dashboard import load as fleet
@@ -73,7 +74,7 @@ def simulate_all(
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def fleet_point(scenario_json: str, transport: Transport, agents: int) -> dict[str, Any]:
+def fleet_point(scenario_json: str, transport: Transport, agents: int) -> RunResult:
     """One load point of the fleet engine, cached per scenario, transport and agents."""
     scenario = Scenario.model_validate_json(scenario_json)
     return fleet.load_point(scenario, transport, agents)
@@ -82,7 +83,7 @@ def fleet_point(scenario_json: str, transport: Transport, agents: int) -> dict[s
 @st.cache_data(show_spinner="searching for the capacity…", max_entries=32)
 def fleet_capacity(
     scenario_json: str, transport: Transport, slo: Slo, max_agents: int
-) -> dict[str, Any]:
+) -> CapacityResult:
     """The capacity search of one transport, cached per scenario, SLO and bound."""
     return fleet.capacity(Scenario.model_validate_json(scenario_json), transport, slo, max_agents)
 

@@ -18,6 +18,7 @@ from models.scenario import Scenario
 from models.stages import STAGES, Stage
 from sim.analysis.capacity import with_agents
 from sim.analysis.metrics import Metric
+from sim.analysis.results import Comparison, RunResult
 from sim.analysis.run import Engine, Run, Spec, execute, is_fleet
 from sim.analysis.summary import compare, summarize
 from sim.analysis.verdict import verdict as comparison_verdict
@@ -41,10 +42,10 @@ class Results:
 
     engine: Engine
     rollouts: int
-    summaries: dict[str, dict[str, Any]]
-    """Transport name -> the ``run`` summary (``sim.summary.summarize``)."""
-    comparisons: dict[str, dict[str, Any]]
-    """Transport name -> ``sim.summary.compare`` of the baseline with it (not the baseline)."""
+    summaries: dict[str, RunResult]
+    """Transport name -> the run's result (``sim.analysis.summary.summarize``)."""
+    comparisons: dict[str, Comparison]
+    """Transport name -> the baseline compared with it (not the baseline)."""
 
     @property
     def baseline(self) -> str:
@@ -85,9 +86,9 @@ def budget_frame(results: Results) -> pd.DataFrame:
     for transport, summary in results.summaries.items():
         start_s = 0.0
         for order, stage in enumerate(STAGES):
-            seconds = summary[Metric.BUDGET_S][stage]
+            seconds = summary.budget_s[stage]
             if seconds > 0:
-                share = summary[Metric.BUDGET_SHARE][stage]
+                share = summary.budget_share[stage]
                 row = _stage_row(stage, order, transport=transport, seconds=seconds, share=share)
                 rows.append({**row, "start_s": start_s, "end_s": start_s + seconds})
                 start_s += seconds
@@ -106,10 +107,10 @@ def budget_table(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(columns).fillna(0.0).droplevel("order").rename_axis("stage")
 
 
-def verdict(comparison: dict[str, Any]) -> str:
+def verdict(comparison: Comparison) -> str:
     """The CLI's one-sentence verdict, with the sides named by their transports."""
     return comparison_verdict(
-        comparison, comparison["a"]["transport"], comparison["b"]["transport"]
+        comparison, comparison.a.transport.value, comparison.b.transport.value
     )
 
 
@@ -142,7 +143,11 @@ def amdahl_frame(
 def amdahl_point(results: Results, decode_tps: float) -> pd.DataFrame:
     """The scenario's own point on the Amdahl curve, per compared transport."""
     rows = [
-        {"decode_tps": decode_tps, "transport": transport, "e2e_reduction": c[Metric.E2E_REDUCTION]}
+        {
+            "decode_tps": decode_tps,
+            "transport": transport,
+            "e2e_reduction": c.reduction(Metric.E2E_REDUCTION),
+        }
         for transport, c in results.comparisons.items()
     ]
     return pd.DataFrame(rows)

@@ -8,7 +8,7 @@ import streamlit as st
 
 from models.errors import ScenarioError
 from models.scenario import Scenario
-from sim.analysis.capacity import Slo
+from sim.analysis.capacity import Slo, SloMetric
 from sim.dashboard import charts
 from sim.dashboard import load as fleet
 from sim.dashboard.cache import fleet_capacity, fleet_point, requested, run_key
@@ -57,7 +57,7 @@ def capacity_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None
     max_agents = bound_box.number_input(
         "search up to (agents)", 1, 100_000, 2_000, key="capacity:max_agents"
     )
-    slo = Slo(metric, float(limit_s))
+    slo = Slo(SloMetric(metric), float(limit_s))
     key = run_key(scenario, transports, "capacity", metric, limit_s, max_agents)
     if not requested(key, st.button("Find the capacity")):
         return
@@ -66,18 +66,18 @@ def capacity_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None
         for t in transports
     }
     for column, (name, result) in zip(st.columns(len(found)), found.items(), strict=True):
-        failing = result["first_failing_agents"]
+        failing = result.first_failing_agents
         column.metric(
             f"{name}: agents meeting {metric} <= {limit_s:g} s",
-            f"{result['capacity_agents']:,}",
+            f"{result.capacity_agents:,}",
             delta=f"{failing:,} do not" if failing is not None else None,
             delta_color="off",
             delta_arrow="off",
         )
-    baseline = found[transports[0].value]["capacity_agents"]
+    baseline = found[transports[0].value].capacity_agents
     for name, result in list(found.items())[1:]:
         if baseline:
             st.markdown(
-                f"#### {name} serves {result['capacity_agents'] / baseline:.2f}x the agents of "
+                f"#### {name} serves {result.capacity_agents / baseline:.2f}x the agents of "
                 f"{transports[0].value} at this SLO."
             )

@@ -32,25 +32,25 @@ def show(figure: charts.Figure) -> None:
 def reduction_metrics(results: data.Results, simulated_run: bool) -> None:
     """The reductions as big numbers: each transport against the baseline."""
     for transport, comparison in results.comparisons.items():
-        a, b = comparison["a"], comparison["b"]
+        a, b = comparison.a, comparison.b
         rows = (
-            ("end-to-end", Metric.E2E_REDUCTION, a[Metric.E2E_S]["mean"], b[Metric.E2E_S]["mean"]),
-            ("TTFT", Metric.TTFT_REDUCTION, a[Metric.TTFT_S]["mean"], b[Metric.TTFT_S]["mean"]),
+            ("end-to-end", Metric.E2E_REDUCTION, a.e2e_s.mean, b.e2e_s.mean),
+            ("TTFT", Metric.TTFT_REDUCTION, a.ttft_s.mean, b.ttft_s.mean),
             (
                 "API work",
                 Metric.API_CPU_REDUCTION,
-                a[Metric.API_CPU_S_PER_ROLLOUT],
-                b[Metric.API_CPU_S_PER_ROLLOUT],
+                a.api_cpu_s_per_rollout,
+                b.api_cpu_s_per_rollout,
             ),
         )
         for column, (what, metric, before, after) in zip(st.columns(3), rows, strict=True):
-            ci = comparison[f"{metric.value}_ci95"]
+            ci = comparison.reductions[metric].ci95
             detail = _before_after(what, before, after)
             if simulated_run and ci is not None:
                 detail = f"95% CI {ci[0]:.1%} to {ci[1]:.1%} · {detail}"
             column.metric(
                 f"{what} saved: {transport} vs {results.baseline}",
-                f"{comparison[metric]:.1%}",
+                f"{comparison.reduction(metric):.1%}",
                 delta=detail,
                 delta_color="off",
                 delta_arrow="off",

@@ -20,6 +20,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from sim.analysis.results import RunResult
+from sim.analysis.results import flatten as flat_json
 from sim.analysis.run import Run
 from sim.analysis.summary import compare, summarize
 from sim.engine.transports import Transport
@@ -75,43 +77,32 @@ def encode(kind: str, value: Any) -> Any:
     return float(value) if kind == "float" else value
 
 
-def flatten(summary: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """``run --json`` / ``compare --json`` keys flattened with underscores."""
-    flat: dict[str, Any] = {}
-    for key, value in summary.items():
-        name = prefix + key
-        if type(value) is float:
-            flat[name] = value
-        elif isinstance(value, dict):
-            flat.update(flatten(value, name + "_"))
-        elif key.endswith("ci95"):
-            low, high = value if value is not None else (None, None)
-            flat[name + "_low"], flat[name + "_high"] = _number(name, low), _number(name, high)
-        elif isinstance(value, list | tuple):
-            flat[name] = json.dumps(value)
-        else:
-            flat[name] = _number(name, value)
-    return flat
+def flatten(summary: dict[str, Any]) -> dict[str, Any]:
+    """A result's JSON flattened to columns (``sim.analysis.results.flatten``), with every
+    number but the integer columns stored as a float so that parts concatenate."""
+    return {name: _number(name, value) for name, value in flat_json(summary).items()}
 
 
 def run_rows(
     head: Head, runs: dict[Transport, Run], baseline: Transport | None
 ) -> list[dict[str, Any]]:
     """The rows of one point and seed from its runs (one per transport)."""
-    summaries: dict[Transport, dict[str, Any]] = {}
+    results: dict[Transport, RunResult] = {}
     reductions: dict[Transport, dict[str, Any]] = {}
     for transport, run in runs.items():
         if baseline is None or transport is baseline:
             continue
         both = compare(runs[baseline], run)
-        summaries.setdefault(baseline, both.pop("a"))
-        summaries[transport] = both.pop("b")
-        reductions[transport] = flatten(both)
+        results.setdefault(baseline, both.a)
+        results[transport] = both.b
+        payload = both.to_json()
+        del payload["a"], payload["b"]
+        reductions[transport] = flatten(payload)
     rows = []
     for transport, run in runs.items():
-        summary = summaries.get(transport) or summarize(run)
+        result = results.get(transport) or summarize(run)
         row = head.row(transport, baseline)
-        flat = flatten(summary)
+        flat = flatten(result.to_json())
         row.update({k: v for k, v in flat.items() if k not in row})
         row.update(reductions.get(transport, {}))
         rows.append(row)

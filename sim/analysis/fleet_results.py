@@ -1,0 +1,87 @@
+"""What a fleet load point adds to a run's result: the load, throughput, pools, stability."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from models.stages import POOLS, Pool
+from sim.analysis.metrics import Metric, Statistic
+
+Interval = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class LoadPoint:
+    """Who loads the fleet: a closed population of agents or open arrivals, and the window."""
+
+    kind: str
+    agents: int | None
+    rollouts_per_s: float | None
+    warmup_s: float
+    duration_s: float
+
+    @property
+    def label(self) -> str:
+        return f"{self.agents} agents" if self.kind == "closed" else f"{self.rollouts_per_s:g}/s"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "agents": self.agents,
+            "rollouts_per_s": self.rollouts_per_s,
+            "warmup_s": self.warmup_s,
+            "duration_s": self.duration_s,
+        }
+
+
+@dataclass(frozen=True)
+class MeanCi:
+    """A mean across replications with its Student-t 95% interval (None with one replication)."""
+
+    mean: float
+    ci95: Interval | None
+
+    def to_json(self) -> dict[str, Any]:
+        ci = None if self.ci95 is None else [self.ci95[0], self.ci95[1]]
+        return {Statistic.MEAN.value: self.mean, Statistic.CI95.value: ci}
+
+
+@dataclass(frozen=True)
+class FleetStats:
+    """A fleet load point: how it was loaded, whether it is stable, what the pools did."""
+
+    load: LoadPoint
+    replications: int
+    ci_method: str
+    stable: bool
+    offered_load: dict[Pool, float] | None
+    unstable_reason: str | None
+    throughput: dict[Metric, MeanCi] | None = None
+    """Turns, output tokens and rollouts per second (``Metric.TURNS_PER_S``, ...)."""
+    utilization: dict[Pool, MeanCi] | None = None
+    mean_queue_length: dict[Pool, float] | None = None
+    wait_s_per_turn: dict[Pool, float] | None = None
+    mean_rollouts_in_system: float | None = None
+
+    def head_json(self) -> dict[str, Any]:
+        offered = None
+        if self.offered_load is not None:
+            offered = {pool.value: value for pool, value in self.offered_load.items()}
+        return {
+            Metric.LOAD.value: self.load.to_json(),
+            Metric.REPLICATIONS.value: self.replications,
+            Metric.CI_METHOD.value: self.ci_method,
+            Metric.STABLE.value: self.stable,
+            Metric.OFFERED_LOAD.value: offered,
+            Metric.UNSTABLE_REASON.value: self.unstable_reason,
+        }
+
+    def body_json(self) -> dict[str, Any]:
+        return {
+            Metric.THROUGHPUT.value: {k.value: v.to_json() for k, v in self.throughput.items()},
+            Metric.UTILIZATION.value: {p.value: self.utilization[p].to_json() for p in POOLS},
+            Metric.MEAN_QUEUE_LENGTH.value: {p.value: self.mean_queue_length[p] for p in POOLS},
+            Metric.WAIT_S_PER_TURN.value: {p.value: self.wait_s_per_turn[p] for p in POOLS},
+            Metric.MEAN_ROLLOUTS_IN_SYSTEM.value: self.mean_rollouts_in_system,
+        }

@@ -1,0 +1,176 @@
+"""Typed results: what a run and a comparison report, with ``to_json()`` and flat rows.
+
+Every key comes from ``Metric`` and ``Statistic``; ``to_json()`` gives the
+objects ``loopbudget run --json`` and ``compare --json`` print, ``flat()`` one
+row with those keys joined by underscores (the Parquet columns of a sweep).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from models.stages import STAGES, Stage
+from sim.analysis.fleet_results import FleetStats
+from sim.analysis.metrics import REDUCTIONS, Metric, Statistic
+from sim.engine.transports import Transport
+
+Interval = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A value and its 95% confidence interval (None where the engine gives none)."""
+
+    value: float
+    ci95: Interval | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {Statistic.MEAN: self.value, Statistic.CI95: _pair(self.ci95)}
+
+
+@dataclass(frozen=True)
+class Latency:
+    """A latency distribution: mean, percentiles and the mean's 95% CI (None if not known)."""
+
+    mean: float
+    p50: float | None = None
+    p95: float | None = None
+    p99: float | None = None
+    ci95: Interval | None = None
+
+    def statistic(self, statistic: Statistic) -> float | None:
+        return getattr(self, statistic.value)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            Statistic.MEAN: self.mean,
+            Statistic.P50: self.p50,
+            Statistic.P95: self.p95,
+            Statistic.P99: self.p99,
+            Statistic.CI95: _pair(self.ci95),
+        }
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """One spec under one engine: the latency budget per rollout (and a fleet's statistics).
+
+    The budget fields are None only for an unstable fleet point, whose means
+    do not exist.
+    """
+
+    spec: str
+    scenario: str
+    transport: Transport
+    engine: str
+    seed: int
+    rollouts: int | None
+    e2e_s: Latency | None
+    ttft_s: Latency | None
+    budget_s: dict[Stage, float] | None = None
+    api_cpu_s_per_rollout: float | None = None
+    safety_cpu_s_per_rollout: float | None = None
+    turns_per_rollout: float | None = None
+    reconnects_per_rollout: float | None = None
+    approximations: tuple[str, ...] = ()
+    fleet: FleetStats | None = None
+
+    @property
+    def stable(self) -> bool:
+        return self.fleet is None or self.fleet.stable
+
+    @property
+    def budget_share(self) -> dict[Stage, float]:
+        total = float(np.sum(list(self.budget_s.values())))
+        return {stage: seconds / total for stage, seconds in self.budget_s.items()}
+
+    def to_json(self) -> dict[str, Any]:
+        head: dict[str, Any] = {
+            Metric.SPEC: self.spec,
+            Metric.SCENARIO: self.scenario,
+            Metric.TRANSPORT: self.transport.value,
+            Metric.ENGINE: self.engine,
+            Metric.SEED: self.seed,
+        }
+        if self.fleet is None:
+            head[Metric.ROLLOUTS] = self.rollouts
+            if self.approximations:
+                head[Metric.APPROXIMATIONS] = list(self.approximations)
+        else:
+            head.update(self.fleet.head_json())
+            head[Metric.ROLLOUTS] = self.rollouts
+        if self.e2e_s is None:
+            return {**head, Metric.E2E_S: None, Metric.TTFT_S: None}
+        body = {
+            Metric.E2E_S: self.e2e_s.to_json(),
+            Metric.TTFT_S: self.ttft_s.to_json(),
+            Metric.API_CPU_S_PER_ROLLOUT: self.api_cpu_s_per_rollout,
+            Metric.SAFETY_CPU_S_PER_ROLLOUT: self.safety_cpu_s_per_rollout,
+            Metric.TURNS_PER_ROLLOUT: self.turns_per_rollout,
+            Metric.RECONNECTS_PER_ROLLOUT: self.reconnects_per_rollout,
+            Metric.BUDGET_S: {stage.value: self.budget_s[stage] for stage in STAGES},
+            Metric.BUDGET_SHARE: {stage.value: self.budget_share[stage] for stage in STAGES},
+        }
+        if self.fleet is not None:
+            body.update(self.fleet.body_json())
+        return _plain({**head, **body})
+
+    def flat(self) -> dict[str, Any]:
+        return flatten(self.to_json())
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Side b against baseline a: both runs and the reductions of b relative to a."""
+
+    a: RunResult
+    b: RunResult
+    reductions: dict[Metric, Estimate]
+    """Empty when a side is an unstable fleet point."""
+
+    def reduction(self, metric: Metric) -> float:
+        return self.reductions[metric].value
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"a": self.a.to_json(), "b": self.b.to_json()}
+        for metric in REDUCTIONS:
+            if metric in self.reductions:
+                estimate = self.reductions[metric]
+                out[metric.value] = estimate.value
+                out[metric.ci95.value] = _pair(estimate.ci95)
+        return out
+
+
+def flatten(summary: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """JSON keys flattened with underscores; a ``*_ci95`` pair becomes ``*_ci95_low``/``_high``."""
+    flat: dict[str, Any] = {}
+    for key, value in summary.items():
+        name = prefix + key
+        if type(value) is float:
+            flat[name] = value
+        elif isinstance(value, dict):
+            flat.update(flatten(value, name + "_"))
+        elif key.endswith("ci95"):
+            low, high = value if value is not None else (None, None)
+            flat[name + "_low"], flat[name + "_high"] = low, high
+        elif isinstance(value, list | tuple):
+            flat[name] = json.dumps(value)
+        else:
+            flat[name] = value
+    return flat
+
+
+def _pair(interval: Interval | None) -> list[float] | None:
+    return None if interval is None else [float(interval[0]), float(interval[1])]
+
+
+def _plain(payload: dict[str, Any]) -> dict[str, Any]:
+    """Enum keys as their plain string values (what ``json.dumps`` writes anyway)."""
+    return {
+        str(key): _plain(value) if isinstance(value, dict) else value
+        for key, value in payload.items()
+    }
