@@ -6,6 +6,7 @@ command line starts, so ``loopbudget run`` stays quick.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import sys
 from pathlib import Path
@@ -39,6 +40,10 @@ FAILED_POINTS = 1
 @click.option("--resume", is_flag=True, help="run only the points missing from --out")
 def sweep(file: Path, out: Path, workers: int | None, scheduler: str | None, resume: bool) -> None:
     """Run the parameter sweep FILE (TOML) and write its results to --out as Parquet."""
+    if importlib.util.find_spec("distributed") is None:
+        raise ScenarioError(
+            "sweep: runs on Dask, which is not installed; pip install 'loopbudget[sweep]'"
+        )
     from sim.sweep.execute import run_sweep
     from sim.sweep.sweepfile import load_sweep
 

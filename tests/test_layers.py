@@ -1,0 +1,109 @@
+"""The folders are layers: models <- engine <- analysis <- front-ends (sweep, cli, dashboard).
+
+Every import of every module (function-level imports included) is parsed, and
+a module may import only its own layer and the layers below it.  The sweep
+front-end is below the other two (the command line and the dashboard both run
+and read sweeps); the command line and the dashboard never import each other.
+Third-party packages that only the optional groups install (Streamlit, Dask,
+Playwright) appear nowhere in the engine, analysis or command-line layers at
+import time.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = {
+    "models": 0,
+    "sim.engine": 1,
+    "sim.analysis": 2,
+    "sim.sweep": 3,
+    "sim.cli": 4,
+    "sim.dashboard": 4,
+}
+"""Rank of each layer; a module imports ranks at or below its own."""
+OPTIONAL = {"streamlit": "dashboard", "dask": "sweep", "distributed": "sweep", "playwright": "dev"}
+
+
+def layer_of(module: str) -> str | None:
+    matches = [name for name in LAYERS if module == name or module.startswith(name + ".")]
+    return max(matches, key=len) if matches else None
+
+
+def modules() -> list[tuple[str, Path]]:
+    found = []
+    for folder in ("models", "sim"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found.append((name, path))
+    return found
+
+
+def imports(path: Path, top_level_only: bool = False) -> list[str]:
+    tree = ast.parse(path.read_text())
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    names = []
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+            names.extend(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_every_module_belongs_to_a_layer() -> None:
+    orphans = [name for name, _ in modules() if layer_of(name) is None and name != "sim"]
+    assert orphans == []
+
+
+@pytest.mark.parametrize(("name", "path"), modules(), ids=[name for name, _ in modules()])
+def test_imports_point_down_the_layers(name: str, path: Path) -> None:
+    own = layer_of(name)
+    if own is None:
+        return
+    for imported in imports(path):
+        target = layer_of(imported)
+        if target is None:
+            continue
+        assert LAYERS[target] <= LAYERS[own], f"{name} imports {imported} (a higher layer)"
+        if LAYERS[target] == LAYERS[own]:
+            assert target == own, f"{name} imports {imported} (a sibling front-end)"
+
+
+@pytest.mark.parametrize(("name", "path"), modules(), ids=[name for name, _ in modules()])
+def test_optional_packages_are_imported_only_where_they_are_needed(name: str, path: Path) -> None:
+    own = layer_of(name)
+    allowed = {"sim.dashboard": {"dashboard", "sweep"}, "sim.sweep": {"sweep"}}.get(own, set())
+    for imported in imports(path, top_level_only=own not in ("sim.dashboard", "sim.sweep")):
+        group = OPTIONAL.get(imported.split(".")[0])
+        if group is not None:
+            assert group in allowed, f"{name} imports {imported} (optional group {group!r})"
+
+
+def test_the_engine_and_the_command_line_import_without_the_optional_groups() -> None:
+    """In a fresh interpreter that cannot import streamlit, dask or playwright."""
+    import subprocess
+    import sys
+
+    blocker = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in {'streamlit', 'dask', 'distributed', 'playwright'}:\n"
+        "            raise ImportError('blocked: ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import sim.cli.app, sim.engine.runners, sim.engine.analytic, sim.analysis.summary\n"
+        "sim.cli.app.app.main(['compare', 'codex-spark:http', 'codex-spark:ws', '-n', '5'],"
+        " standalone_mode=False)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", blocker], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert "end to end" in result.stdout
