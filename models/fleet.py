@@ -6,6 +6,7 @@ from typing import Literal
 
 from models.distributions import Distribution
 from models.fields import Section, param
+from models.stages import Pool
 
 
 class Load(Section):
@@ -87,3 +88,12 @@ class Capacity(Section):
     @property
     def inference_slots(self) -> int:
         return self.inference_replicas * self.streams_per_replica
+
+    def servers(self) -> dict[Pool, int]:
+        """How many servers each pool has."""
+        return {
+            Pool.API: self.api_workers,
+            Pool.STATE_STORE: self.state_store_slots,
+            Pool.SAFETY: self.safety_workers,
+            Pool.INFERENCE: self.inference_slots,
+        }

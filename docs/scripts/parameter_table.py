@@ -21,7 +21,8 @@ from pydantic.fields import FieldInfo
 from models.distributions import Constant, Empirical, LogNormal, Mixture, Uniform, _Dist
 from models.hardware import hardware_registry
 from models.loading import load_scenario
-from models.scenario import Scenario, ToolKind
+from models.scenario import Scenario
+from models.workload import ToolKind
 
 # Longest suffix first: the first match names the unit.
 _SUFFIX_UNITS = (

@@ -51,13 +51,7 @@ def pool_demand_s(scenario: Scenario, expectation: Expectation) -> dict[Pool, fl
         if stage.pool is not None and stage.pool is not Pool.API:
             busy_s[stage.pool] += float(expectation.stage_s[STAGE_COLUMN[stage]])
     busy_s[Pool.API] = expectation.api_cpu_s
-    c = scenario.capacity
-    servers = {
-        Pool.API: c.api_workers,
-        Pool.STATE_STORE: c.state_store_slots,
-        Pool.SAFETY: c.safety_workers,
-        Pool.INFERENCE: c.inference_slots,
-    }
+    servers = scenario.capacity.servers()
     return {pool: busy_s[pool] / servers[pool] for pool in POOLS}
 
 

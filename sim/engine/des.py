@@ -85,13 +85,9 @@ class Simulation:
         self.in_system = TimeWeighted(self.env, *window)
         self.contended = contended
         c = scenario.capacity
-        sizes = {
-            Pool.API: c.api_workers,
-            Pool.STATE_STORE: c.state_store_slots,
-            Pool.SAFETY: c.safety_workers,
-            Pool.INFERENCE: c.inference_slots,
+        self.pools = {
+            pool: ServerPool(self.env, pool, n, *window) for pool, n in c.servers().items()
         }
-        self.pools = {pool: ServerPool(self.env, pool, n, *window) for pool, n in sizes.items()}
         self.replicas = Replicas(c.inference_replicas, c.decode_slowdown_per_stream)
         self._steps = [
             (

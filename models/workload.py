@@ -1,0 +1,70 @@
+"""What one rollout asks of the system: its tool calls, its tokens and the tool mix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from pydantic import field_validator
+
+from models.distributions import Distribution
+from models.fields import Section, param
+
+
+class ToolKind(Section):
+    """One kind of tool the agent calls, with its own time and output size."""
+
+    name: str = param("tool name, e.g. read_file", "workload description", min_length=1)
+    weight: float = param("relative frequency of this tool among calls", "assumption", gt=0)
+    time_s: Distribution = param("client-side time to run the tool", "assumption")
+    output_tokens: Distribution = param("tokens of the tool output sent back", "assumption")
+
+
+class Workload(Section):
+    """What one rollout (one user task) asks of the system."""
+
+    tool_calls_per_rollout: Distribution = param(
+        "tool calls in a rollout; the rollout has one more request (the final answer)",
+        "FACTS: rollouts with 20 or more tool calls",
+    )
+    instructions_tokens: float = param(
+        "system prompt / instructions tokens", "assumption", ge=0, le=1e6
+    )
+    tool_definitions_tokens: float = param(
+        "tokens of the tool definitions sent with the request", "assumption", ge=0, le=1e6
+    )
+    first_message_tokens: float = param("tokens of the user's task", "assumption", ge=0, le=1e6)
+    output_tokens: Distribution = param(
+        "tokens the model emits per turn (reasoning plus the call)", "assumption"
+    )
+    output_items_per_turn: int = param(
+        "input items a turn's output adds to the history (reasoning item + function call)",
+        "Responses API item model",
+        ge=1,
+        le=100,
+    )
+    tools: tuple[ToolKind, ...] = param("the tool mix", "assumption", min_length=1)
+
+    @field_validator("tool_calls_per_rollout")
+    @classmethod
+    def _integer_calls(cls, value: Any) -> Any:
+        if not value.is_integer_valued():
+            raise ValueError("must be integer-valued: a constant or an empirical distribution")
+        return value
+
+    def tool_probabilities(self) -> np.ndarray:
+        """Probability that a call is of each tool kind (the weights, normalised)."""
+        weights = np.array([tool.weight for tool in self.tools])
+        return weights / weights.sum()
+
+    def mean_tool_time_s(self) -> float:
+        """Expected client time of one tool call over the tool mix."""
+        return float(self.tool_probabilities() @ [tool.time_s.mean for tool in self.tools])
+
+    def mean_tool_output_tokens(self) -> float:
+        """Expected output tokens of one tool call over the tool mix."""
+        return float(self.tool_probabilities() @ [tool.output_tokens.mean for tool in self.tools])
+
+    def tool_time_survival(self, x_s: float) -> float:
+        """P[a tool call takes longer than ``x_s``] over the tool mix."""
+        return float(self.tool_probabilities() @ [tool.time_s.survival(x_s) for tool in self.tools])
