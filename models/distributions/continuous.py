@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
+from functools import cache
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -47,7 +48,7 @@ class Exponential(_Dist):
         return math.factorial(n) * self.mean_value**n if n >= 0 else math.inf
 
     def quadrature(self, nodes: int) -> tuple[np.ndarray, np.ndarray]:
-        values, weights = special.roots_laguerre(nodes)
+        values, weights = _gauss(special.roots_laguerre, nodes)
         return self.mean_value * values, weights
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
@@ -109,7 +110,7 @@ def lognormal_nodes(
 
     ``log_median`` and ``sigma`` may be arrays (one log-normal each).
     """
-    z, weights = special.roots_hermitenorm(nodes)
+    z, weights = _gauss(special.roots_hermitenorm, nodes)
     mu = np.asarray(log_median, dtype=float)[..., None]
     values = np.exp(mu + np.asarray(sigma, dtype=float)[..., None] * z)
     return values, weights / math.sqrt(2 * math.pi)
@@ -177,8 +178,17 @@ class Uniform(_Dist):
         return (b ** (n + 1) - a ** (n + 1)) / ((n + 1) * (b - a))
 
     def quadrature(self, nodes: int) -> tuple[np.ndarray, np.ndarray]:
-        t, weights = special.roots_legendre(nodes)
+        t, weights = _gauss(special.roots_legendre, nodes)
         return self.mean + (self.high - self.low) / 2 * t, weights / 2
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
         return rng.uniform(self.low, self.high, size)
+
+
+@cache
+def _gauss(rule: Any, nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes and weights of a Gauss rule, computed once per size (an eigenvalue problem)."""
+    values, weights = rule(nodes)
+    values.flags.writeable = False
+    weights.flags.writeable = False
+    return values, weights
