@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from support import CORE_PRESETS, scenario
 
+from models.costs import parallel_margin_s
 from models.stages import STAGE_COLUMN, Stage
 from sim.analysis.stats import mean_ci95
 from sim.engine.analytic import Approximation, expect
@@ -26,16 +27,18 @@ from sim.engine.columns import column_form
 from sim.engine.des import simulate
 from sim.engine.excess import expected_excess, margin_coefficients
 from sim.engine.expected_draws import expected_draws
-from sim.engine.layout import turn_count
-from sim.engine.transports import Transport
+from sim.engine.layout import probe_turns, turn_count
+from sim.engine.transports import Transport, turn_work
 
 SAFETY = STAGE_COLUMN[Stage.SAFETY]
 PARALLEL_3 = "safety.parallel_per_1k_tokens_ms=3"
 
 
 def margins(*overrides: str) -> list[tuple[np.ndarray, ...]]:
+    """The margin's coefficients over HTTP (cold, warm) for codex-spark with ``overrides``."""
     columns = column_form([scenario("codex-spark", *overrides)])
-    return margin_coefficients(columns, expected_draws(columns), Transport.HTTP)
+    work = turn_work(columns, Transport.HTTP, probe_turns(columns, expected_draws(columns)))
+    return margin_coefficients(columns, [parallel_margin_s(columns, w) for w in work])
 
 
 def test_the_margin_coefficients_come_from_the_cost_model() -> None:
@@ -64,7 +67,7 @@ def test_the_quadrature_over_prior_tokens_against_a_large_monte_carlo() -> None:
     columns = column_form([s])
     draws = expected_draws(columns)
     count = turn_count(draws.tool_calls)
-    _, intercept, per_new, per_prior = margin_coefficients(columns, draws, Transport.HTTP)[1]
+    _, intercept, per_new, per_prior = margins(PARALLEL_3, "workload.tool_calls_per_rollout=40")[1]
     found = expected_excess(columns, draws, count, np.array([0]), intercept, per_new, per_prior)[0]
     rng = np.random.default_rng(7)
     w = s.workload

@@ -52,7 +52,7 @@ class _Dist(BaseModel):
         """E[exp(-s X)] at each ``s`` >= 0 (here by quadrature; closed forms where they exist)."""
         values, probabilities = self.quadrature(QUADRATURE_NODES)
         s = np.asarray(s, dtype=float)
-        return weighted_sum(probabilities, (np.exp(-s * v) for v in values))
+        return over_nodes(probabilities, np.exp(-s[..., None] * values))
 
     def raw_moment(self, n: int) -> float:
         """E[X^n] for an integer ``n`` (negative too); infinite where it diverges."""
@@ -87,6 +87,15 @@ def weighted_sum(weights: Iterable[float], terms: Iterable[np.ndarray]) -> np.nd
     for weight, term in zip(weights, terms, strict=True):
         total = total + weight * term
     return total
+
+
+def over_nodes(weights: np.ndarray, terms: np.ndarray) -> np.ndarray:
+    """Sum of ``weights[i] * terms[..., i]``: quadrature nodes on the last axis.
+
+    Each element is reduced over its own nodes, so its rounding does not
+    depend on the leading axes (how many points are evaluated at once).
+    """
+    return np.sum(terms * weights, axis=-1)
 
 
 def check_weights(weights: tuple[float, ...], expected: int, what: str) -> None:

@@ -132,7 +132,7 @@ def expect_columns(columns: Any, transport: Transport) -> Expectations:
     count = turn_count(draws.tool_calls)
     probes = probe_turns(columns, draws)
     work = turn_work(columns, transport, probes)
-    excess = parallel_excess(columns, draws, count, transport, work)
+    excess = parallel_excess(columns, draws, count, work)
     quantities = np.stack(
         [
             _quantities(stage_costs(columns, w, parallel_excess_s=e), probes.shape)
@@ -158,7 +158,10 @@ def _quantities(costs: TurnCosts, shape: tuple[int, ...]) -> np.ndarray:
     """Shape (points, probes, stages + 3): every stage, TTFT, API and safety work."""
     columns = [costs.stage_s[stage] for stage in STAGES]
     columns += [costs.ttft_s, costs.api_cpu_s, costs.safety_cpu_s]
-    return np.stack([np.broadcast_to(c, shape) for c in columns], axis=-1)
+    out = np.empty((*shape, len(columns)))
+    for index, values in enumerate(columns):
+        out[..., index] = values
+    return out
 
 
 def _cold_turns(

@@ -41,6 +41,8 @@ class ObjectColumn(Generic[T]):
     @classmethod
     def of(cls, items: Sequence[T]) -> ObjectColumn[T]:
         """The column of ``items``, equal values stored once (the same object is found fast)."""
+        if len(items) == 1:
+            return cls((items[0],), np.zeros(1, dtype=np.intp))
         by_id: dict[int, int] = {}
         by_value: dict[Any, int] = {}
         distinct: list[T] = []
@@ -58,13 +60,18 @@ class ObjectColumn(Generic[T]):
     @classmethod
     def zip(cls, *columns: ObjectColumn[Any]) -> ObjectColumn[tuple[Any, ...]]:
         """Each point's values of several columns as one tuple (distinct tuples stored once)."""
-        keys = np.stack([column.index for column in columns], axis=1)
-        unique, index = np.unique(keys, axis=0, return_inverse=True)
-        values = tuple(
-            tuple(column.values[k] for column, k in zip(columns, row, strict=True))
-            for row in unique
-        )
-        return cls(values, index.reshape(-1))
+        key = np.zeros_like(columns[0].index)
+        for column in columns:
+            key = key * len(column.values) + column.index
+        unique, index = np.unique(key, return_inverse=True)
+        values = []
+        for combined in unique.tolist():
+            parts = []
+            for column in reversed(columns):
+                combined, position = divmod(combined, len(column.values))
+                parts.append(column.values[position])
+            values.append(tuple(reversed(parts)))
+        return cls(tuple(values), index.reshape(-1))
 
     @property
     def points(self) -> int:

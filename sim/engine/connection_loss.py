@@ -88,12 +88,14 @@ def websocket(
     random_part = np.where(drops_per_s > 0, random_part, 1.0)
     survive_cold = np.exp(-drops_per_s * cold_s) * random_part
     survive_warm = np.exp(-drops_per_s * warm_s) * random_part
-    probability = np.ones(count.reach.shape)
-    for k in range(count.reach.shape[1] - 1):
-        alive = (
-            probability[:, k] * survive_cold[:, k] + (1 - probability[:, k]) * survive_warm[:, k]
-        )
-        probability[:, k + 1] = 1.0 - alive
+    # c_(k+1) = (1 - phi_warm) + (phi_warm - phi_cold) c_k, turn by turn, turns on the
+    # first axis so each step reads and writes contiguous rows.
+    lost = (1.0 - survive_warm).T
+    kept_cold = (survive_warm - survive_cold).T
+    by_turn = np.ones((count.reach.shape[1], columns.points))
+    for k in range(by_turn.shape[0] - 1):
+        by_turn[k + 1] = lost[k] + kept_cold[k] * by_turn[k]
+    probability = by_turn.T.copy()
     for point in np.flatnonzero(on_grid):
         n = steps[point]
         probability[point, : n + 1] = grid_cold_probability(

@@ -19,20 +19,16 @@ three coefficients are read off the cost model itself by finite differences
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from models.costs import Work, parallel_margin_s
-from models.distributions import lognormal_nodes, weighted_sum
+from models.distributions import lognormal_nodes, over_nodes
 from sim.engine.expected_draws import ExpectedDraws
-from sim.engine.layout import PROBE_TURN, TurnCount, expected_turns
-from sim.engine.transports import Transport, turn_work
+from sim.engine.layout import PROBE_TURN, TOKEN_PROBES, TOKEN_STEP, TurnCount
 
-STEP_TOKENS = 1e4
-"""Token step of the finite differences (M is affine, so any step gives its slopes)."""
 PRIOR_NODES = 24
 
 
@@ -49,21 +45,15 @@ class Excess:
 
 
 def parallel_excess(
-    columns: Any,
-    draws: ExpectedDraws,
-    count: TurnCount,
-    transport: Transport,
-    probe_work: tuple[Work, Work],
+    columns: Any, draws: ExpectedDraws, count: TurnCount, probe_work: tuple[Work, Work]
 ) -> Excess:
-    """The excess of every turn, for the work ``probe_work`` (cold, warm) of the probe turns."""
-    probe = tuple(
-        np.where(PROBE_TURN == 0, np.maximum(0.0, parallel_margin_s(columns, work)), 0.0)
-        for work in probe_work
-    )
+    """The excess of every turn, given the work (cold, warm) of the probe turns."""
+    margins = [parallel_margin_s(columns, work) for work in probe_work]
+    first = PROBE_TURN == 0
+    probe = tuple(np.where(first, np.maximum(0.0, m), 0.0) for m in margins)
     later = []
     approximate = np.zeros(columns.points, dtype=bool)
-    for margin in margin_coefficients(columns, draws, transport):
-        zero, intercept, slope_new, slope_prior = margin
+    for zero, intercept, slope_new, slope_prior in margin_coefficients(columns, margins):
         expected = np.zeros(count.reach.shape)
         rows = np.flatnonzero(~zero)
         if rows.size:
@@ -76,23 +66,15 @@ def parallel_excess(
     return Excess(at_probes=probe, later=(later[0], later[1]), approximate=approximate)
 
 
-def margin_coefficients(
-    columns: Any, draws: ExpectedDraws, transport: Transport
-) -> list[tuple[np.ndarray, ...]]:
-    """Per variant: (provably zero, M(0, 0), dM/dN, dM/dP), each per point."""
-    turns = expected_turns(columns, draws, np.array([1, 1, 1]), np.zeros(1))
-    tokens = np.array([0.0, STEP_TOKENS, 0.0]), np.array([0.0, 0.0, STEP_TOKENS])
-    probes = dataclasses.replace(
-        turns,
-        new_tokens=np.broadcast_to(tokens[0], turns.shape),
-        prior_tokens=np.broadcast_to(tokens[1], turns.shape),
-    )
+def margin_coefficients(columns: Any, margins: list[np.ndarray]) -> list[tuple[np.ndarray, ...]]:
+    """Per variant: (provably zero, M(0, 0), dM/dN, dM/dP) per point, from the margins at
+    the probe turns (the token probes hold (N, P) = (0, 0), (step, 0), (0, step))."""
     out = []
-    for work in turn_work(columns, transport, probes):
-        m = np.broadcast_to(parallel_margin_s(columns, work), probes.shape)
+    for margin in margins:
+        m = np.broadcast_to(margin, (columns.points, PROBE_TURN.size))[:, TOKEN_PROBES]
         intercept = m[:, 0]
-        slope_new = (m[:, 1] - intercept) / STEP_TOKENS
-        slope_prior = (m[:, 2] - intercept) / STEP_TOKENS
+        slope_new = (m[:, 1] - intercept) / TOKEN_STEP
+        slope_prior = (m[:, 2] - intercept) / TOKEN_STEP
         zero = (intercept <= 0) & (slope_new <= 0) & (slope_prior <= 0)
         out.append((zero, intercept, slope_new, slope_prior))
     return out
@@ -134,4 +116,4 @@ def expected_excess(
         np.where(slope < 0, level + slope * mean_new - slope * beyond, np.maximum(level, 0.0)),
     )
     per_node = np.maximum(per_node, 0.0)
-    return weighted_sum(weights, (per_node[..., i] for i in range(PRIOR_NODES)))
+    return over_nodes(weights, per_node)

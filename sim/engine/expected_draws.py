@@ -10,6 +10,7 @@ distributions of a tool call.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -56,8 +57,12 @@ def expected_draws(columns: Any) -> ExpectedDraws:
     )
 
 
+@lru_cache(maxsize=256)
 def tool_mixture(tools: tuple[ToolKind, ...], field: str) -> Mixture:
-    """The distribution of ``field`` (``time_s`` or ``output_tokens``) of one call of the mix."""
+    """The distribution of ``field`` (``time_s`` or ``output_tokens``) of one call of the mix.
+
+    Kept for the mixes seen last: a sweep or the dashboard asks for the same mix again.
+    """
     return Mixture(
         weights=tuple(tool.weight for tool in tools),
         components=tuple(getattr(tool, field) for tool in tools),

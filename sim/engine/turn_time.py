@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from models.distributions import weighted_sum
+from models.distributions import over_nodes
 
 RATE_NODES = 16
 """Quadrature nodes over the decode rate (its spread is small next to the output's)."""
@@ -33,15 +33,14 @@ class DecodeTime:
         """E[exp(-s D)] = E_r[L_o(s / r)]."""
         s = np.asarray(s, dtype=float)
         rates, weights = self.decode_tps.quadrature(RATE_NODES)
-        return weighted_sum(weights, (self.output_tokens.laplace(s / r) for r in rates))
+        return over_nodes(weights, self.output_tokens.laplace(s[..., None] / rates))
 
     def partial_expectation(self, k_s: ArrayLike) -> np.ndarray:
         """E[max(0, D - k)] = E_r[PE_o(k r) / r]."""
         k_s = np.asarray(k_s, dtype=float)
         rates, weights = self.decode_tps.quadrature(RATE_NODES)
-        return weighted_sum(
-            weights, (self.output_tokens.partial_expectation(k_s * r) / r for r in rates)
-        )
+        tail = self.output_tokens.partial_expectation(k_s[..., None] * rates) / rates
+        return over_nodes(weights, tail)
 
     def raw_moment(self, n: int) -> float:
         """E[D^n] = E[o^n] E[r^-n]."""
