@@ -149,11 +149,17 @@ def column_class(section: type[BaseModel]) -> type:
 
 
 @cache
-def _layout(section: type[BaseModel]) -> tuple[tuple[str, _Leaf, Any], ...]:
-    return tuple(
+def _layout(section: type[BaseModel]) -> tuple[tuple[str, ...], tuple[tuple[str, _Leaf, Any], ...]]:
+    """The section's number fields, and its other fields with their kind and type."""
+    numbers = tuple(
+        n for n, i in section.model_fields.items() if _leaf(i.annotation) is _Leaf.NUMBER
+    )
+    others = tuple(
         (name, _leaf(info.annotation), info.annotation)
         for name, info in section.model_fields.items()
+        if name not in numbers
     )
+    return numbers, others
 
 
 ScenarioColumns = column_class(Scenario)
@@ -168,12 +174,13 @@ def column_form(scenarios: Sequence[Scenario]) -> Any:
 
 
 def _columns(section: type[BaseModel], items: list[Any]) -> Any:
-    values: dict[str, Any] = {}
-    for name, kind, annotation in _layout(section):
+    numbers, others = _layout(section)
+    # All of a section's numbers in one array, one contiguous row per field.
+    rows = np.array([[getattr(item, name) for item in items] for name in numbers], dtype=float)
+    values: dict[str, Any] = {name: rows[i][:, None] for i, name in enumerate(numbers)}
+    for name, kind, annotation in others:
         leaves = [getattr(item, name) for item in items]
-        if kind is _Leaf.NUMBER:
-            values[name] = np.array(leaves, dtype=float)[:, None]
-        elif kind is _Leaf.SECTION:
+        if kind is _Leaf.SECTION:
             values[name] = _columns(annotation, leaves)
         else:
             values[name] = ObjectColumn.of(leaves)
