@@ -11,7 +11,8 @@ at or after the end is cold and reopens the connection.  Drops are
 memoryless: a connection alive at the start of turn k is still alive at turn
 k + 1 with probability E[e^(-lambda T_k)] if it cannot reach its lifetime
 meanwhile, T_k being turn k's duration as a cold or as a warm turn.  When no
-rollout can last as long as the lifetime this gives the exact recursion
+rollout can last as long as the lifetime this gives the exact recursion (an
+affine one, solved for all turns at once by ``affine_scan``)
 
     c_(k+1) = 1 - [c_k phi_cold,k + (1 - c_k) phi_warm,k],
     phi_k = e^(-lambda d_k) E[e^(-lambda D)] E[e^(-lambda U)]
@@ -88,14 +89,8 @@ def websocket(
     random_part = np.where(drops_per_s > 0, random_part, 1.0)
     survive_cold = np.exp(-drops_per_s * cold_s) * random_part
     survive_warm = np.exp(-drops_per_s * warm_s) * random_part
-    # c_(k+1) = (1 - phi_warm) + (phi_warm - phi_cold) c_k, turn by turn, turns on the
-    # first axis so each step reads and writes contiguous rows.
-    lost = (1.0 - survive_warm).T
-    kept_cold = (survive_warm - survive_cold).T
-    by_turn = np.ones((count.reach.shape[1], columns.points))
-    for k in range(by_turn.shape[0] - 1):
-        by_turn[k + 1] = lost[k] + kept_cold[k] * by_turn[k]
-    probability = by_turn.T.copy()
+    probability = np.ones(count.reach.shape)
+    probability[:, 1:] = affine_scan(1.0 - survive_warm, survive_warm - survive_cold)[:, :-1]
     for point in np.flatnonzero(on_grid):
         n = steps[point]
         probability[point, : n + 1] = grid_cold_probability(
@@ -106,6 +101,21 @@ def websocket(
             warm_s[point, :n],
         )
     return ColdTurns(probability, from_durations=(drops_per_s[:, 0] > 0) | on_grid, on_grid=on_grid)
+
+
+def affine_scan(offset: np.ndarray, slope: np.ndarray) -> np.ndarray:
+    """x_(k+1) = offset_k + slope_k x_k from x_0 = 1, for every k along the last axis.
+
+    The maps x -> offset + slope x are composed by doubling (log2(turns) steps
+    over whole arrays, not one step per turn); element k of the result is x_(k+1).
+    """
+    offset, slope = offset.copy(), slope.copy()
+    shift = 1
+    while shift < offset.shape[-1]:
+        offset[..., shift:] = offset[..., shift:] + slope[..., shift:] * offset[..., :-shift]
+        slope[..., shift:] = slope[..., shift:] * slope[..., :-shift]
+        shift *= 2
+    return offset + slope
 
 
 def _laplace(distribution: Any, s: np.ndarray) -> np.ndarray:

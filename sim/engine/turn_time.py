@@ -11,6 +11,7 @@ multiply and their cumulants add.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -47,9 +48,10 @@ class DecodeTime:
         return self.output_tokens.raw_moment(n) * self.decode_tps.raw_moment(-n)
 
 
+@lru_cache(maxsize=1024)
 def cumulants(*parts: Any) -> tuple[float, float, float]:
     """Mean, variance and fourth cumulant of a sum of independent ``parts`` (each with
-    ``raw_moment``)."""
+    ``raw_moment``); kept for the parts seen last (a sweep asks again and again)."""
     mean = variance = fourth = 0.0
     for part in parts:
         m1, m2, m3, m4 = (part.raw_moment(n) for n in range(1, 5))
