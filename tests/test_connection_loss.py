@@ -160,3 +160,16 @@ def _connections(s: Scenario, cold_s: np.ndarray, warm_s: np.ndarray, rollouts: 
         ends_s = np.where(cold, lifetime(), ends_s)
         age_s = np.where(cold, 0.0, age_s)
     return connections
+
+
+def test_the_doubling_scan_is_the_turn_by_turn_recursion() -> None:
+    rng = np.random.default_rng(3)
+    offset, slope = rng.random((5, 41)), rng.random((5, 41))
+    expected = np.empty_like(offset)
+    x = np.ones(5)
+    for k in range(41):
+        x = offset[:, k] + slope[:, k] * x
+        expected[:, k] = x
+    np.testing.assert_allclose(connection_loss.affine_scan(offset, slope), expected, rtol=1e-13)
+    zeros = np.zeros((2, 30))
+    assert np.array_equal(connection_loss.affine_scan(zeros, zeros), zeros), "no loss: exactly 0"
