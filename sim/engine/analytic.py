@@ -98,7 +98,7 @@ class Expectations:
     def point(self, index: int) -> Expectation:
         """The expectation of one point."""
         return Expectation(
-            stage_s=self.stage_s[index],
+            stage_s=self.stage_s[index].copy(),
             turns=float(self.turns[index]),
             cold_turns=float(self.cold_turns[index]),
             ttft_sum_s=float(self.ttft_sum_s[index]),
@@ -207,7 +207,10 @@ def _approximations(
         (Approximation.ROTATION_GRID, cold.on_grid),
         (Approximation.PARALLEL_EXCESS, excess.approximate),
     )
-    return tuple(
-        tuple(str(name) for name, mask in flags if mask[point])
-        for point in range(excess.approximate.size)
-    )
+    # One tuple per combination of flags, shared by the points that have it.
+    code = sum(mask.astype(int) << bit for bit, (_, mask) in enumerate(flags))
+    names = [
+        tuple(str(name) for bit, (name, _) in enumerate(flags) if combination >> bit & 1)
+        for combination in range(1 << len(flags))
+    ]
+    return tuple(names[c] for c in code.tolist())

@@ -27,7 +27,7 @@ import numpy as np
 from models.costs import Work, parallel_margin_s
 from models.distributions import lognormal_nodes, over_nodes
 from sim.engine.expected_draws import ExpectedDraws
-from sim.engine.layout import PROBE_TURN, TOKEN_PROBES, TOKEN_STEP, TurnCount
+from sim.engine.layout import PROBE_TURN, STEP_TOKENS, TOKEN_PROBES, TurnCount
 
 PRIOR_NODES = 24
 
@@ -73,8 +73,8 @@ def margin_coefficients(columns: Any, margins: list[np.ndarray]) -> list[tuple[n
     for margin in margins:
         m = np.broadcast_to(margin, (columns.points, PROBE_TURN.size))[:, TOKEN_PROBES]
         intercept = m[:, 0]
-        slope_new = (m[:, 1] - intercept) / TOKEN_STEP
-        slope_prior = (m[:, 2] - intercept) / TOKEN_STEP
+        slope_new = (m[:, 1] - intercept) / STEP_TOKENS
+        slope_prior = (m[:, 2] - intercept) / STEP_TOKENS
         zero = (intercept <= 0) & (slope_new <= 0) & (slope_prior <= 0)
         out.append((zero, intercept, slope_new, slope_prior))
     return out

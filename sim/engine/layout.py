@@ -15,8 +15,8 @@ one expected tool output per turn), and every cost is linear in the work
 (``models/costs.py``), so a cost of turn k >= 1 is ``A + B (k - 1) + G last``
 with A, B, G read from three probe turns.  Turn 0 needs two more (it may be
 last when n = 0), and three token probes give the parallel-safety margin's
-coefficients (``sim.engine.excess``).  The rollout's expectation is then exact from weighted sums
-over k, without evaluating every turn.
+coefficients (``sim.engine.excess``).  The rollout's expectation is then
+exact from weighted sums over k, without evaluating every turn.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ three token probes (turn 1 with chosen new and prior tokens, for the safety marg
 PROBE_LAST = np.array([0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
 FIRST, FIRST_LAST, SECOND, THIRD, SECOND_LAST = range(5)
 TOKEN_PROBES = [5, 6, 7]
-TOKEN_STEP = 1e4
+STEP_TOKENS = 1e4
 """(new, prior) tokens of the token probes: (0, 0), (step, 0), (0, step)."""
 
 
@@ -120,8 +120,8 @@ def probe_turns(columns: Any, draws: ExpectedDraws) -> Turns:
     """The probe turns (``PROBE_TURN``, ``PROBE_LAST``, ``TOKEN_PROBES``) of every point."""
     turns = expected_turns(columns, draws, PROBE_TURN, PROBE_LAST)
     new_tokens, prior_tokens = turns.new_tokens.copy(), turns.prior_tokens.copy()
-    new_tokens[:, TOKEN_PROBES] = [0.0, TOKEN_STEP, 0.0]
-    prior_tokens[:, TOKEN_PROBES] = [0.0, 0.0, TOKEN_STEP]
+    new_tokens[:, TOKEN_PROBES] = [0.0, STEP_TOKENS, 0.0]
+    prior_tokens[:, TOKEN_PROBES] = [0.0, 0.0, STEP_TOKENS]
     return dataclasses.replace(turns, new_tokens=new_tokens, prior_tokens=prior_tokens)
 
 
