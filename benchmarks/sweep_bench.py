@@ -1,9 +1,16 @@
 """Sweep throughput: ``python -m benchmarks.sweep_bench [--quick] [--output PATH]``.
 
-1. Analytic points per second: the vectorized engine against point-by-point
-   ``sim.analytic.expect``, on the engine alone and end to end (building and
-   validating each point's scenario, evaluating http and ws, building the rows
-   and the Arrow table of a part).
+1. Analytic points per second on the Amdahl sweep (``sweeps/amdahl.toml``:
+   codex-spark with the decode rate swept as 100 constants), its points tiled
+   to ``analytic_points`` and each validated on its own as a sweep does (so no
+   two points share an object).  Per transport (http, ws): the batched engine
+   on a column form built beforehand (``expect_columns``: points x one
+   transport per CPU second), the batched entry point from scenarios
+   (``expect_many``: the column form included), and point by point
+   (``expect``).  Also the column form alone, a ws batch that rotates (13 s
+   lifetime: each point follows its connection's age on a grid), and the sweep
+   end to end (the engine plus building
+   each point's rows and the Arrow table of a part) batched and point by point.
 2. DES sweep throughput on a warm local Dask cluster of 1 and of 2 worker
    processes, and the parallel efficiency (rate with 2 / (2 x rate with 1)).
 
@@ -16,6 +23,7 @@ machine; the DES figures are wall-clock rates, as parallel efficiency must be.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import logging
 import os
@@ -30,14 +38,18 @@ from typing import Any
 
 from models.loading import raw_scenario
 from sim.analysis.run import Engine, Run, execute
-from sim.engine.analytic import expect
+from sim.engine.analytic import expect, expect_columns, expect_many
+from sim.engine.columns import column_form
 from sim.engine.transports import Transport
 from sim.sweep.execute import chunk_tasks, run_sweep, sweep_context
 from sim.sweep.points import point_scenario
 from sim.sweep.rows import run_rows, to_table
-from sim.sweep.sweepfile import Sweep, SweepFile
+from sim.sweep.sweepfile import Sweep, SweepFile, load_sweep
 from sim.sweep.tasks import Context, Task, analytic_scenario, run_chunk_table
-from sim.sweep.vectorized import expect_many
+
+AMDAHL = Path(__file__).resolve().parent.parent / "sweeps" / "amdahl.toml"
+ROTATING = ("connection.ws_lifetime_s", 13.0)
+"""A lifetime shorter than a rollout: every point of the grid measurement rotates."""
 
 
 @dataclass(frozen=True)
@@ -47,15 +59,18 @@ class Sizes:
     analytic_points: int
     reference_points: int
     """Points evaluated one by one (the slow reference)."""
+    grid_points: int
+    """Points of the rotating batch (each follows its connection's age on a grid)."""
     des_points: int
     des_rollouts: int
     repeats: int
 
 
-FULL = Sizes(analytic_points=4096, reference_points=512, des_points=64, des_rollouts=200, repeats=3)
-QUICK = Sizes(analytic_points=128, reference_points=32, des_points=4, des_rollouts=10, repeats=1)
+FULL = Sizes(4096, reference_points=512, grid_points=64, des_points=64, des_rollouts=200, repeats=3)
+QUICK = Sizes(128, reference_points=32, grid_points=4, des_points=4, des_rollouts=10, repeats=1)
 DES_POINTS_PER_PART = (1, 4)
 """Points per Parquet part in the DES measurement: the default, and fewer, larger parts."""
+TRANSPORTS = (Transport.HTTP, Transport.WS)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -82,63 +97,59 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     return results
 
 
-def analytic(sizes: Sizes) -> dict[str, float]:
-    """Points per second, vectorized and point by point; engine alone and end to end."""
-    sweep = _sweep(
-        "analytic",
-        engine="analytic",
-        axes=[
-            {
-                "path": "inference.decode_tps",
-                "start": 30.0,
-                "stop": 5000.0,
-                "num": 64,
-                "scale": "log",
-            },
-            {
-                "path": "workload.tool_calls_per_rollout",
-                "start": 5,
-                "stop": 80,
-                "num": max(1, sizes.analytic_points // 64),
-                "integer": True,
-            },
-        ],
-    )
+def analytic(sizes: Sizes) -> dict[str, Any]:
+    """Points per CPU second on the tiled Amdahl sweep (see the module docstring)."""
+    sweep = load_sweep(AMDAHL)
     context = sweep_context(sweep)
-    tasks = [task for chunk in chunk_tasks(sweep) for task in chunk]
-    reference = tasks[:: max(1, len(tasks) // sizes.reference_points)]
+    design = [task for chunk in chunk_tasks(sweep) for task in chunk]
+    tiled = itertools.islice(itertools.cycle(design), sizes.analytic_points)
+    tasks = [Task(point, task.seed, task.assignments) for point, task in enumerate(tiled)]
     scenarios = [analytic_scenario(context, task) for task in tasks]
-    few = [analytic_scenario(context, task) for task in reference]
+    few = scenarios[:: max(1, len(scenarios) // sizes.reference_points)]
+    reference = tasks[:: max(1, len(tasks) // sizes.reference_points)]
+    rotating = [
+        point_scenario(context.base_raw, {**task.assignments, ROTATING[0]: ROTATING[1]})
+        for task in tasks[: sizes.grid_points]
+    ]
+    columns = column_form(scenarios)
+    rotating_columns = column_form(rotating)
+    cpu = time.process_time
 
-    def vectorized_engine() -> None:
-        for transport in context.transports:
-            expect_many(scenarios, transport)
+    def rate(points: int, work: Callable[[], object]) -> float:
+        return points / _best(work, sizes.repeats, cpu)
 
-    def point_engine() -> None:
-        for scenario in few:
-            for transport in context.transports:
-                expect(scenario, transport)
+    per_transport = {
+        t.value: {
+            "engine": rate(len(scenarios), lambda t=t: expect_columns(columns, t)),
+            "batched": rate(len(scenarios), lambda t=t: expect_many(scenarios, t)),
+            "point_by_point": rate(len(few), lambda t=t: [expect(s, t) for s in few]),
+        }
+        for t in TRANSPORTS
+    }
 
-    def vectorized_sweep() -> None:
+    def batched_sweep() -> None:
         for first in range(0, len(tasks), sweep.points_per_part):
             run_chunk_table(context, tasks[first : first + sweep.points_per_part])
 
     def point_sweep() -> None:
         to_table([row for task in reference for row in _point_by_point(context, task)])
 
-    cpu = time.process_time
-    engine_vectorized = len(scenarios) / _best(vectorized_engine, sizes.repeats, cpu)
-    engine_point = len(few) / _best(point_engine, sizes.repeats, cpu)
-    sweep_vectorized = len(tasks) / _best(vectorized_sweep, sizes.repeats, cpu)
-    sweep_point = len(reference) / _best(point_sweep, sizes.repeats, cpu)
+    sweep_batched = rate(len(tasks), batched_sweep)
+    sweep_point = rate(len(reference), point_sweep)
     return {
         "points": len(tasks),
-        "engine_vectorized_points_per_s": engine_vectorized,
-        "engine_point_by_point_points_per_s": engine_point,
-        "engine_ratio": engine_vectorized / engine_point,
-        "sweep_vectorized_points_per_s": sweep_vectorized,
+        "distinct_points": len(design),
+        "column_form_points_per_s": rate(len(scenarios), lambda: column_form(scenarios)),
+        "rotating_ws_engine_points_per_s": rate(
+            len(rotating), lambda: expect_columns(rotating_columns, Transport.WS)
+        ),
+        "per_transport_points_per_s": per_transport,
+        "engine_ratio": {
+            name: r["engine"] / r["point_by_point"] for name, r in per_transport.items()
+        },
+        "sweep_batched_points_per_s": sweep_batched,
         "sweep_point_by_point_points_per_s": sweep_point,
-        "sweep_ratio": sweep_vectorized / sweep_point,
+        "sweep_ratio": sweep_batched / sweep_point,
     }
 
 
@@ -203,14 +214,25 @@ def report(results: dict[str, Any]) -> str:
         f"loopbudget {results['loopbudget_version']}, Python {results['python']}, "
         f"{results['cpus']} CPUs, load average {results['load_average_before']:.1f} before, "
         f"{results['load_average_after']:.1f} after",
-        f"analytic, {a['points']:,} points x 2 transports, points per CPU second:",
-        f"  engine only:  vectorized {a['engine_vectorized_points_per_s']:,.0f}, "
-        f"point by point {a['engine_point_by_point_points_per_s']:,.0f}, "
-        f"ratio {a['engine_ratio']:.1f}",
-        f"  end to end:   vectorized {a['sweep_vectorized_points_per_s']:,.0f}, "
-        f"point by point {a['sweep_point_by_point_points_per_s']:,.0f}, "
-        f"ratio {a['sweep_ratio']:.1f}",
+        f"analytic, Amdahl sweep: {a['distinct_points']} points tiled to {a['points']:,}, "
+        "points per CPU second (one transport each):",
+        f"  column form alone: {a['column_form_points_per_s']:,.0f}",
     ]
+    for name, r in a["per_transport_points_per_s"].items():
+        lines.append(
+            f"  {name}: engine {r['engine']:,.0f}, expect_many {r['batched']:,.0f}, "
+            f"point by point {r['point_by_point']:,.0f} (engine / point "
+            f"{a['engine_ratio'][name]:.0f}x)"
+        )
+    lines.append(
+        f"  ws rotating in every rollout (13 s lifetime, on the age grid): engine "
+        f"{a['rotating_ws_engine_points_per_s']:,.0f}"
+    )
+    lines.append(
+        f"  sweep end to end (http and ws per point): batched "
+        f"{a['sweep_batched_points_per_s']:,.0f}, point by point "
+        f"{a['sweep_point_by_point_points_per_s']:,.0f}, ratio {a['sweep_ratio']:.1f}"
+    )
     if "des" in results:
         d = results["des"]
         lines.append(
@@ -227,7 +249,7 @@ def report(results: dict[str, Any]) -> str:
 
 
 def _point_by_point(context: Context, task: Task) -> list[dict[str, Any]]:
-    """The rows of one point as a sweep without the vectorized engine would make them."""
+    """The rows of one point as a sweep without the batched engine would make them."""
     scenario = point_scenario(context.base_raw, task.assignments, task.seed)
     runs: dict[Transport, Run] = {
         t: execute(context.spec(t), scenario, Engine.ANALYTIC, context.rollouts)

@@ -97,15 +97,37 @@ class TurnCosts:
         return self.request_s + self.stage_s[Stage.TOOL]
 
 
-def stage_costs(scenario: Scenario, work: Work) -> TurnCosts:
-    """Durations (seconds) of every stage of every turn described by ``work``."""
-    c, n, a, s, i = (
-        scenario.client,
-        scenario.network,
-        scenario.api,
-        scenario.safety,
-        scenario.inference,
-    )
+def parallel_margin_s(scenario: Scenario, work: Work) -> np.ndarray:
+    """Parallel classifiers' time minus prefill's, per turn: the safety excess is its positive part.
+
+    The one cost that is not linear in the work; an analytic engine takes its
+    expectation over the distribution of the work (it is affine in the tokens).
+    """
+    parallel, prefill = _parallel_and_prefill_s(scenario, work)
+    return parallel - prefill
+
+
+def _parallel_and_prefill_s(scenario: Scenario, work: Work) -> tuple[np.ndarray, np.ndarray]:
+    s, i = scenario.safety, scenario.inference
+    prefill = work.prompt_tokens_uncached / i.prefill_tps + i.overhead_ms * _MS
+    parallel = (
+        work.safety_runs * s.parallel_fixed_ms
+        + s.parallel_per_1k_tokens_ms * work.tokens_classified * _PER_1K
+    ) * _MS
+    return parallel, prefill
+
+
+def stage_costs(
+    scenario: Scenario, work: Work, parallel_excess_s: np.ndarray | None = None
+) -> TurnCosts:
+    """Durations (seconds) of every stage of every turn described by ``work``.
+
+    ``scenario`` may also be a column form of many scenarios (numbers as arrays
+    over points) and ``work`` arrays over points and turns.  ``parallel_excess_s``
+    replaces ``max(0, parallel_margin_s)`` in the safety stage when the caller
+    has its expectation over a distribution of work (the analytic engine).
+    """
+    c, n, a, s = scenario.client, scenario.network, scenario.api, scenario.safety
     rtt_s = n.rtt_ms * _MS
     half_rtt_s = rtt_s / 2
     zeros = np.zeros_like(work.tool_s)
@@ -138,16 +160,14 @@ def stage_costs(scenario: Scenario, work: Work) -> TurnCosts:
     render = a.render_per_1k_tokens_ms * work.tokens_rendered * _PER_1K * _MS
     route = (work.route_full * a.route_ms + work.route_cached * a.route_cached_ms) * _MS
     hops = work.hop_runs * a.intermediate_hops * a.hop_ms * _MS
-    prefill = work.prompt_tokens_uncached / i.prefill_tps + i.overhead_ms * _MS
+    parallel, prefill = _parallel_and_prefill_s(scenario, work)
     blocking = (
         work.safety_runs * s.blocking_fixed_ms
         + s.blocking_per_1k_tokens_ms * work.tokens_classified * _PER_1K
     ) * _MS
-    parallel = (
-        work.safety_runs * s.parallel_fixed_ms
-        + s.parallel_per_1k_tokens_ms * work.tokens_classified * _PER_1K
-    ) * _MS
-    safety = blocking + np.maximum(0.0, parallel - prefill)
+    if parallel_excess_s is None:
+        parallel_excess_s = np.maximum(0.0, parallel - prefill)
+    safety = blocking + parallel_excess_s
     decode = work.output_tokens * work.decode_s_per_token
     post_cpu = (
         work.post_runs * a.post_fixed_ms + a.post_per_1k_tokens_ms * work.post_tokens * _PER_1K

@@ -4,9 +4,12 @@ HTTP render and safety work grows with the square of the turn count, WebSocket's
 DES against analytic: 4,000 rollouts per case.  Every stage's DES mean must lie
 within ``Z_TOLERANCE`` standard errors (of that stage's per-rollout mean) of the
 analytic value, plus ``SLACK_S`` for stages that are zero or constant.  The
-analytic engine evaluates the parallel-safety excess and the WebSocket
-cache-loss probability at expected values, so it is exact only up to those
-approximations; at these settings they are far below one standard error.
+analytic engine computes the WebSocket cache loss over the distribution of
+decode and tool times (the rest of each request at its expected value) and
+the parallel-safety excess by quadrature; where either applies the result
+names it in ``approximations``, and at these settings both are far below one
+standard error (``tests/test_connection_loss.py`` and ``tests/test_excess.py``
+test them closely).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import pytest
 from support import CORE_PRESETS, scenario
 
 from models.stages import STAGE_COLUMN, STAGES, Stage
-from sim.engine.analytic import Expectation, expect
+from sim.engine.analytic import Approximation, Expectation, expect
 from sim.engine.records import RolloutRecords
 from sim.engine.runners import simulate
 from sim.engine.transports import Transport
@@ -72,6 +75,18 @@ def test_drops_are_exercised() -> None:
     assert expected.cold_turns > 1.2
     assert expected.stage_s[STAGE_COLUMN[Stage.RECOVER]] > 0
     assert records.stage_s[:, STAGE_COLUMN[Stage.RECOVER]].mean() > 0
+
+
+@pytest.mark.parametrize("preset", CORE_PRESETS)
+def test_http_is_exact_and_websocket_names_its_approximation(preset: str) -> None:
+    for transport in Transport:
+        approximations = expect(scenario(preset), transport).approximations
+        if transport.is_websocket:
+            assert approximations == (Approximation.CONNECTION_LOSS,), "0.5 drops per hour"
+        else:
+            assert approximations == ()
+    calm = scenario(preset, *QUADRATIC)
+    assert all(expect(calm, t).approximations == () for t in Transport)
 
 
 @pytest.mark.parametrize("preset", CORE_PRESETS)

@@ -10,13 +10,16 @@ and the seconds per stage.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from models.costs import Work, stage_costs
 from models.loading import load_scenario
-from models.scenario import Scenario
 from models.stages import STAGES
-from sim.engine.analytic import expected_turns
+from sim.engine.columns import column_form
+from sim.engine.expected_draws import expected_draws
+from sim.engine.layout import expected_turns
 from sim.engine.transports import Transport, turn_work
 
 PRESET = "codex-spark"
@@ -40,14 +43,19 @@ SCOPE = (
 )
 
 
-def columns() -> list[tuple[str, Work, Scenario]]:
-    """(label, work, scenario) of the turn under each transport and variant."""
+def columns() -> list[tuple[str, Work, Any]]:
+    """(label, work, scenario's column form) of the turn under each transport and variant."""
     by_store = {}
     for store in ("true", "false"):
-        scenario = load_scenario(
-            PRESET, [f"workload.tool_calls_per_rollout={CALLS}", f"connection.store={store}"]
+        scenario = column_form(
+            [
+                load_scenario(
+                    PRESET,
+                    [f"workload.tool_calls_per_rollout={CALLS}", f"connection.store={store}"],
+                )
+            ]
         )
-        turns = expected_turns(scenario, np.array([CALLS]))
+        turns = expected_turns(scenario, expected_draws(scenario), np.array([TURN]), np.zeros(1))
         by_store[store] = (scenario, {t: turn_work(scenario, t, turns) for t in Transport})
     scenario, work = by_store["true"]
     no_store, work_no_store = by_store["false"]
@@ -62,10 +70,15 @@ def columns() -> list[tuple[str, Work, Scenario]]:
     ]
 
 
+def value(per_turn: np.ndarray) -> float:
+    """The turn's value from an array over (points, turns) of one point and one turn."""
+    return float(np.broadcast_to(per_turn, (1, 1))[0, 0])
+
+
 def cell(work: Work, name: str | tuple[str, str]) -> str:
     if isinstance(name, tuple):
-        return " / ".join(f"{getattr(work, n)[TURN]:g}" for n in name)
-    return f"{getattr(work, name)[TURN]:,.0f}"
+        return " / ".join(f"{value(getattr(work, n)):g}" for n in name)
+    return f"{value(getattr(work, name)):,.0f}"
 
 
 def main() -> None:
@@ -81,7 +94,7 @@ def main() -> None:
     print(rule)
     costs = [stage_costs(scenario, work) for _, work, scenario in cols]
     for stage in STAGES:
-        values = [c.stage_s[stage][TURN] * 1000 for c in costs]
+        values = [value(c.stage_s[stage]) * 1000 for c in costs]
         print(f"| `{stage.value}` (ms) | " + " | ".join(f"{v:.1f}" for v in values) + " |")
     rows = (
         ("**turn** (ms)", lambda c: c.turn_s),
@@ -91,7 +104,7 @@ def main() -> None:
         ("post overlapped (ms)", lambda c: c.post_overlapped_s),
     )
     for label, metric in rows:
-        print(f"| {label} | " + " | ".join(f"{metric(c)[TURN] * 1000:.1f}" for c in costs) + " |")
+        print(f"| {label} | " + " | ".join(f"{value(metric(c)) * 1000:.1f}" for c in costs) + " |")
 
 
 if __name__ == "__main__":

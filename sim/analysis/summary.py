@@ -46,7 +46,7 @@ def summarize(run: Run) -> RunResult:
         safety_cpu_s_per_rollout=float(e.safety_cpu_s),
         turns_per_rollout=float(e.turns),
         reconnects_per_rollout=float(e.cold_turns),
-        approximations=tuple(getattr(e, "approximations", ())),
+        approximations=tuple(str(a) for a in e.approximations),
     )
 
 

@@ -81,7 +81,10 @@ def print_compare(console: Console, comparison: Comparison) -> None:
 
 
 def _title(result: RunResult) -> str:
-    return f"{result.spec} ({result.engine}, {result.rollouts} rollouts, seed {result.seed})"
+    title = f"{result.spec} ({result.engine}, {result.rollouts} rollouts, seed {result.seed})"
+    if result.approximations:
+        title += f" [approximate: {', '.join(result.approximations)}]"
+    return title
 
 
 def _headline(result: RunResult) -> str:

@@ -4,6 +4,10 @@ Each transport gives two variants of every turn: ``cold`` (a new connection:
 turn 0, an expired keep-alive, a rotated or dropped WebSocket, so no
 connection cache) and ``warm`` (a live connection).  The engine decides which
 one a turn is; the analytic engine mixes them by probability.
+
+The scenario's switches (``api.config_cache``, ``connection.store``) enter as
+0/1 numbers, never as branches, so the same code serves one scenario and a
+column form of many whose switches differ point by point.
 """
 
 from __future__ import annotations
@@ -44,8 +48,8 @@ _DESCRIPTIONS = {
 
 def turn_work(scenario: Scenario, transport: Transport, turns: Turns) -> tuple[Work, Work]:
     """(cold, warm) work of every turn under ``transport``."""
-    full = _full_rebuild(scenario, turns, resend=transport is Transport.HTTP_FULL)
     if transport is Transport.HTTP or transport is Transport.HTTP_FULL:
+        full = _full_rebuild(scenario, turns, resend=float(transport is Transport.HTTP_FULL))
         return _with(full, connect_http=1.0), full
     cold = _after_cache_loss(scenario, turns)
     append = transport is Transport.WS_APPEND
@@ -54,19 +58,23 @@ def turn_work(scenario: Scenario, transport: Transport, turns: Turns) -> tuple[W
     return cold, _cached(scenario, turns, append=append)
 
 
-def _full_rebuild(scenario: Scenario, turns: Turns, resend: bool) -> Work:
-    """An HTTP turn: the server loads, validates, renders and classifies the whole history."""
-    ones = np.ones(turns.count)
-    zeros = np.zeros(turns.count)
+def _full_rebuild(scenario: Scenario, turns: Turns, resend: float | np.ndarray) -> Work:
+    """An HTTP turn: the server loads, validates, renders and classifies the whole history.
+
+    ``resend`` is 1 where the client resends the whole history (no stored state), else 0.
+    """
+    ones = np.ones(turns.shape)
+    zeros = np.zeros(turns.shape)
     continuing = (turns.turn_index > 0).astype(float)
     hit = turns.render_hit
     rendered = hit * turns.new_tokens + (1 - hit) * (turns.fixed_tokens + turns.context_tokens)
-    config_cache = float(scenario.api.config_cache)
-    stored = 0.0 if resend else 1.0
+    config_cache = _switch(scenario.api.config_cache)
+    stored = 1.0 - resend
     return Work(
         items_new=turns.items_new,
-        items_sent=turns.context_items if resend else turns.items_new,
-        tokens_sent=turns.fixed_tokens + (turns.context_tokens if resend else turns.new_tokens),
+        items_sent=resend * turns.context_items + stored * turns.items_new,
+        tokens_sent=turns.fixed_tokens
+        + (resend * turns.context_tokens + stored * turns.new_tokens),
         http_request=ones,
         connect_http=zeros,
         connect_ws=zeros,
@@ -99,23 +107,23 @@ def _after_cache_loss(scenario: Scenario, turns: Turns) -> Work:
     (store=true) or fail with previous_response_not_found and resend everything
     (store=false).  Either way the server rebuilds the whole history once.
     """
-    store = scenario.connection.store
-    base = _full_rebuild(scenario, turns, resend=not store)
+    store = _switch(scenario.connection.store)
+    base = _full_rebuild(scenario, turns, resend=1.0 - store)
     continuing = (turns.turn_index > 0).astype(float)
     return _with(
         base,
         tokens_rendered=turns.fixed_tokens + turns.context_tokens,
-        http_request=np.zeros(turns.count),
-        connect_ws=np.ones(turns.count),
-        recover=(0.0 if store else 1.0) * continuing,
-        post_blocking=np.zeros(turns.count),
+        http_request=0.0,
+        connect_ws=1.0,
+        recover=(1.0 - store) * continuing,
+        post_blocking=0.0,
     )
 
 
 def _cached(scenario: Scenario, turns: Turns, append: bool) -> Work:
     """A warm WebSocket turn: only the new input is validated, rendered and classified."""
-    zeros = np.zeros(turns.count)
-    ones = np.ones(turns.count)
+    zeros = np.zeros(turns.shape)
+    ones = np.ones(turns.shape)
     pre_inference = zeros if append else ones
     return Work(
         items_new=turns.items_new,
@@ -150,6 +158,11 @@ def _uncached_prompt(scenario: Scenario, turns: Turns) -> np.ndarray:
     """Prompt tokens the accelerator must prefill: identical for every transport."""
     reused = scenario.inference.prefix_cache_hit_fraction
     return turns.new_tokens + (1 - reused) * (turns.fixed_tokens + turns.prior_tokens)
+
+
+def _switch(value: bool | np.ndarray) -> np.ndarray:
+    """A scenario switch as a 0/1 number (or a column of them)."""
+    return np.asarray(value, dtype=float)
 
 
 def _with(work: Work, **changes: np.ndarray | float) -> Work:

@@ -12,8 +12,10 @@ class Turns:
     """Arrays over the turns of one or more rollouts, rollouts laid end to end.
 
     ``offsets[r]:offsets[r + 1]`` are the turns of rollout ``r``.  Token counts are
-    floats (a continuous approximation); ``render_hit`` is 0/1 when drawn and a
-    probability when expected.
+    floats (a continuous approximation); ``render_hit`` and ``is_last`` are 0/1
+    when drawn and probabilities when expected.  The analytic engine adds a
+    leading axis over points: per-turn arrays then broadcast to ``shape``
+    (points, turns).
     """
 
     offsets: np.ndarray
@@ -32,6 +34,11 @@ class Turns:
     @property
     def count(self) -> int:
         return int(self.turn_index.size)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Shape of a per-turn array: (turns,), or (points, turns) in the analytic engine."""
+        return self.new_tokens.shape
 
     @property
     def rollouts(self) -> int:
@@ -62,7 +69,12 @@ def history(
     first_message_tokens: float,
     output_items_per_turn: int,
 ) -> dict[str, np.ndarray]:
-    """Context growth of rollouts laid end to end; ``calls[r]`` tool calls give calls+1 turns."""
+    """Context growth of rollouts laid end to end; ``calls[r]`` tool calls give calls+1 turns.
+
+    Turns run along the last axis of the token arrays; leading axes (points)
+    are carried through, with ``first_message_tokens`` and
+    ``output_items_per_turn`` broadcasting against them.
+    """
     turns_per_rollout = calls.astype(np.int64) + 1
     offsets = np.concatenate([[0], np.cumsum(turns_per_rollout)])
     starts = np.repeat(offsets[:-1], turns_per_rollout)
@@ -70,9 +82,9 @@ def history(
     is_last = np.zeros(offsets[-1])
     is_last[offsets[1:] - 1] = 1.0
     added = output_tokens + tool_output_tokens
-    cumulative = np.cumsum(added)
+    cumulative = np.cumsum(added, axis=-1)
     before = cumulative - added
-    added_before_turn = before - before[starts]
+    added_before_turn = before - before[..., starts]
     new_tokens = np.where(turn_index == 0, first_message_tokens, _shift(tool_output_tokens))
     context = first_message_tokens + added_before_turn
     return {
@@ -89,5 +101,5 @@ def history(
 def _shift(values: np.ndarray) -> np.ndarray:
     """values[t - 1] at t (the previous turn's value); 0 at t = 0."""
     out = np.zeros_like(values)
-    out[1:] = values[:-1]
+    out[..., 1:] = values[..., :-1]
     return out

@@ -1,9 +1,11 @@
 """What a worker runs: a chunk of (point, seed) runs, every transport, as flat rows.
 
 Everything here is picklable and free of I/O, so the same function runs in
-this process, in a local Dask cluster or on a remote one.  A run that fails
-(an invalid combination of values, an exception in an engine) becomes error
-rows; the rest of the chunk goes on.
+this process, in a local Dask cluster or on a remote one.  A point that fails
+(an invalid combination of values, a DES run that raises) becomes error rows;
+the rest of the chunk goes on.  An analytic chunk's valid points are
+evaluated together by the batched engine, and an exception inside it is not
+caught: it fails the chunk, so the sweep reports it.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ import pyarrow as pa
 from models.errors import ScenarioError
 from models.scenario import Scenario
 from sim.analysis.run import Engine, Run, Spec, execute, is_fleet
+from sim.engine.analytic import expect_columns
+from sim.engine.columns import column_form
 from sim.engine.transports import Transport
 from sim.sweep.points import point_scenario
 from sim.sweep.rows import Head, encode, error_rows, run_rows, to_table
-from sim.sweep.vectorized import expect_many
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,7 @@ def _des(context: Context, task: Task) -> list[dict[str, Any]]:
 
 
 def _analytic(context: Context, tasks: list[Task]) -> list[dict[str, Any]]:
-    """All tasks' scenarios evaluated together, one vectorized pass per transport."""
+    """The valid points of all tasks evaluated together: one batched pass per transport."""
     scenarios: dict[int, Scenario | Exception] = {}
     for index, task in enumerate(tasks):
         try:
@@ -88,22 +91,28 @@ def _analytic(context: Context, tasks: list[Task]) -> list[dict[str, Any]]:
         except Exception as error:
             scenarios[index] = error
     valid = [index for index, s in scenarios.items() if isinstance(s, Scenario)]
-    expectations = {
-        t: dict(zip(valid, expect_many([scenarios[i] for i in valid], t), strict=True))
-        for t in context.transports
-    }
+    expectations = {}
+    if valid:
+        columns = column_form([scenarios[i] for i in valid])
+        for t in context.transports:
+            batch = expect_columns(columns, t)
+            expectations[t] = {index: batch.point(row) for row, index in enumerate(valid)}
     rows = []
     for index, task in enumerate(tasks):
         head = task.head(context)
-        outcome = [scenarios[index]] + [expectations[t].get(index) for t in context.transports]
-        failure = next((o for o in outcome if isinstance(o, Exception)), None)
-        if failure is not None:
-            rows.extend(error_rows(head, context.transports, context.baseline, failure))
-            continue
         scenario = scenarios[index]
+        if isinstance(scenario, Exception):
+            rows.extend(error_rows(head, context.transports, context.baseline, scenario))
+            continue
         runs = {
-            t: Run(context.spec(t), scenario, Engine.ANALYTIC, context.rollouts, expectation=e)
-            for t, e in zip(context.transports, outcome[1:], strict=True)
+            t: Run(
+                context.spec(t),
+                scenario,
+                Engine.ANALYTIC,
+                context.rollouts,
+                expectation=expectations[t][index],
+            )
+            for t in context.transports
         }
         try:
             rows.extend(run_rows(head, runs, context.baseline))

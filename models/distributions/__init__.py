@@ -1,0 +1,26 @@
+"""Non-negative distributions that know their analytic moments (see ``base`` for the methods).
+
+In TOML a bare number is a constant; otherwise a table with ``kind``.
+"""
+
+from models.distributions.base import QUADRATURE_NODES, _Dist, over_nodes, weighted_sum
+from models.distributions.continuous import Exponential, LogNormal, Uniform, lognormal_nodes
+from models.distributions.discrete import Constant, Empirical
+from models.distributions.mixture import KINDS, Component, Distribution, Mixture
+
+__all__ = [
+    "KINDS",
+    "QUADRATURE_NODES",
+    "Component",
+    "Constant",
+    "Distribution",
+    "Empirical",
+    "Exponential",
+    "LogNormal",
+    "Mixture",
+    "Uniform",
+    "_Dist",
+    "lognormal_nodes",
+    "over_nodes",
+    "weighted_sum",
+]
