@@ -18,7 +18,7 @@ import annotated_types as at
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from models.distributions import Constant, Empirical, LogNormal, Mixture, Uniform, _Dist
+from models.distributions import Constant, DistributionBase, Empirical, LogNormal, Mixture, Uniform
 from models.hardware import hardware_registry
 from models.loading import load_scenario
 from models.scenario import Scenario
@@ -120,7 +120,7 @@ def allowed(name: str, info: FieldInfo) -> str:
 
 def describe(value: Any) -> str:
     """A preset value, distributions in one line with their mean."""
-    if isinstance(value, _Dist):
+    if isinstance(value, DistributionBase):
         if isinstance(value, Constant):
             return number(value.value)
         return f"{distribution(value)}; mean {value.mean:,.4g}"
@@ -135,7 +135,7 @@ def describe(value: Any) -> str:
     return str(value)
 
 
-def distribution(d: _Dist) -> str:
+def distribution(d: DistributionBase) -> str:
     if isinstance(d, Constant):
         return number(d.value)
     if isinstance(d, LogNormal):

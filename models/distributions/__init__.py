@@ -3,7 +3,7 @@
 In TOML a bare number is a constant; otherwise a table with ``kind``.
 """
 
-from models.distributions.base import QUADRATURE_NODES, _Dist, over_nodes, weighted_sum
+from models.distributions.base import QUADRATURE_NODES, DistributionBase, over_nodes, weighted_sum
 from models.distributions.continuous import Exponential, LogNormal, Uniform, lognormal_nodes
 from models.distributions.discrete import Constant, Empirical
 from models.distributions.mixture import KINDS, Component, Distribution, Mixture
@@ -14,12 +14,12 @@ __all__ = [
     "Component",
     "Constant",
     "Distribution",
+    "DistributionBase",
     "Empirical",
     "Exponential",
     "LogNormal",
     "Mixture",
     "Uniform",
-    "_Dist",
     "lognormal_nodes",
     "over_nodes",
     "weighted_sum",

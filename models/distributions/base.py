@@ -22,7 +22,7 @@ QUADRATURE_NODES = 48
 """Nodes of the Gauss rule a continuous distribution uses for expectations without a closed form."""
 
 
-class _Dist(BaseModel):
+class DistributionBase(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     @property

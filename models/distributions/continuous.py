@@ -11,10 +11,10 @@ from numpy.typing import ArrayLike
 from pydantic import ConfigDict, Field, model_validator
 from scipy import special
 
-from models.distributions.base import _Dist
+from models.distributions.base import DistributionBase
 
 
-class Exponential(_Dist):
+class Exponential(DistributionBase):
     """Exponential with the given mean."""
 
     kind: Literal["exponential"] = "exponential"
@@ -55,7 +55,7 @@ class Exponential(_Dist):
         return rng.exponential(self.mean_value, size)
 
 
-class LogNormal(_Dist):
+class LogNormal(DistributionBase):
     """Log-normal given by its median and the sigma of log(X)."""
 
     kind: Literal["lognormal"] = "lognormal"
@@ -116,7 +116,7 @@ def lognormal_nodes(
     return values, weights / math.sqrt(2 * math.pi)
 
 
-class Uniform(_Dist):
+class Uniform(DistributionBase):
     """Uniform on [low, high]."""
 
     kind: Literal["uniform"] = "uniform"

@@ -9,10 +9,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 from pydantic import Field, model_validator
 
-from models.distributions.base import _Dist, check_weights, normalised, weighted_sum
+from models.distributions.base import DistributionBase, check_weights, normalised, weighted_sum
 
 
-class Constant(_Dist):
+class Constant(DistributionBase):
     """Always the same value."""
 
     kind: Literal["constant"] = "constant"
@@ -56,7 +56,7 @@ class Constant(_Dist):
         return np.array([self.value]), np.array([1.0])
 
 
-class Empirical(_Dist):
+class Empirical(DistributionBase):
     """Discrete values with weights (normalised), e.g. an observed histogram."""
 
     kind: Literal["empirical"] = "empirical"

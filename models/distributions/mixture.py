@@ -8,12 +8,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 from pydantic import BeforeValidator, Field, model_validator
 
-from models.distributions.base import _Dist, check_weights, normalised, weighted_sum
+from models.distributions.base import DistributionBase, check_weights, normalised, weighted_sum
 from models.distributions.continuous import Exponential, LogNormal, Uniform
 from models.distributions.discrete import Constant, Empirical
 
 
-class Mixture(_Dist):
+class Mixture(DistributionBase):
     """A weighted mixture of other distributions (e.g. sustained rate plus bursts)."""
 
     kind: Literal["mixture"] = "mixture"
