@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint format bench dashboard clean
+.PHONY: setup demo test lint format bench docs dashboard clean
 
 setup: $(VENV)/.installed
 
@@ -29,6 +29,9 @@ format: setup
 
 bench: setup  ## speed and memory, as ratios against a bare SimPy skeleton
 	$(BIN)/python -m benchmarks.run
+
+docs: setup  ## regenerate the tables and numbers the docs quote from the model (minutes)
+	$(BIN)/python -m docs.scripts.regenerate
 
 dashboard: setup  ## the what-if dashboard on http://127.0.0.1:8501
 	$(BIN)/streamlit run app.py --server.address 127.0.0.1 --server.headless true --client.toolbarMode minimal \

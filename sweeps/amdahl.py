@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from matplotlib.figure import Figure
+
 from sim.sweep.execute import run_sweep
 from sim.sweep.plots import Results, line_plot, save
 from sim.sweep.sweepfile import load_sweep
@@ -29,11 +31,14 @@ def main(argv: list[str] | None = None) -> list[Path]:
     parser.add_argument("--workers", type=int, default=0, help="0: in this process")
     parser.add_argument("--figure", type=Path, default=HERE / "figures" / "amdahl")
     args = parser.parse_args(argv)
-    run_sweep(load_sweep(HERE / "amdahl.toml"), args.out, args.workers, resume=True)
-    figure = line_plot(
-        Results.load(args.out), "inference.decode_tps", "e2e_reduction", marks=MARKS_TPS
-    )
-    ax = figure.axes[0]
+    return save(figure(args.out, args.workers), args.figure)
+
+
+def figure(out: Path, workers: int = 0) -> Figure:
+    """Run (or complete) the sweep into ``out`` and draw the curve with its marks."""
+    run_sweep(load_sweep(HERE / "amdahl.toml"), out, workers, resume=True)
+    curve = line_plot(Results.load(out), "inference.decode_tps", "e2e_reduction", marks=MARKS_TPS)
+    ax = curve.axes[0]
     ax.axhline(PUBLISHED_REDUCTION, color="#e15759", linestyle=":", linewidth=1)
     ax.text(
         75.0,
@@ -42,7 +47,7 @@ def main(argv: list[str] | None = None) -> list[Path]:
         color="#e15759",
         fontsize=8,
     )
-    return save(figure, args.figure)
+    return curve
 
 
 if __name__ == "__main__":

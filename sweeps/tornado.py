@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from matplotlib.figure import Figure
+
 from sim.sweep.execute import run_sweep
 from sim.sweep.plots import Results, save, tornado
 from sim.sweep.sweepfile import load_sweep
@@ -24,8 +26,13 @@ def main(argv: list[str] | None = None) -> list[Path]:
     parser.add_argument("--workers", type=int, default=0, help="0: in this process")
     parser.add_argument("--figure", type=Path, default=HERE / "figures" / "tornado")
     args = parser.parse_args(argv)
-    run_sweep(load_sweep(HERE / "tornado.toml"), args.out, args.workers, resume=True)
-    return save(tornado(Results.load(args.out), "e2e_reduction"), args.figure)
+    return save(figure(args.out, args.workers), args.figure)
+
+
+def figure(out: Path, workers: int = 0) -> Figure:
+    """Run (or complete) the sweep into ``out`` and draw the tornado of the e2e reduction."""
+    run_sweep(load_sweep(HERE / "tornado.toml"), out, workers, resume=True)
+    return tornado(Results.load(out), "e2e_reduction")
 
 
 if __name__ == "__main__":

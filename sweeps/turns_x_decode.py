@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from matplotlib.figure import Figure
+
 from sim.sweep.execute import run_sweep
 from sim.sweep.plots import Results, heat_map, save
 from sim.sweep.sweepfile import load_sweep
@@ -27,15 +29,20 @@ def main(argv: list[str] | None = None) -> list[Path]:
     parser.add_argument("--workers", type=int, default=0, help="0: in this process")
     parser.add_argument("--figure", type=Path, default=HERE / "figures" / "turns_x_decode")
     args = parser.parse_args(argv)
-    run_sweep(load_sweep(HERE / "turns_x_decode.toml"), args.out, args.workers, resume=True)
-    figure = heat_map(
-        Results.load(args.out),
+    return save(figure(args.out, args.workers), args.figure)
+
+
+def figure(out: Path, workers: int = 0) -> Figure:
+    """Run (or complete) the sweep into ``out`` and draw the heat map with codex-spark marked."""
+    run_sweep(load_sweep(HERE / "turns_x_decode.toml"), out, workers, resume=True)
+    grid = heat_map(
+        Results.load(out),
         "inference.decode_tps",
         "workload.tool_calls_per_rollout",
         "e2e_reduction",
         contours=LEVELS,
     )
-    ax = figure.axes[0]
+    ax = grid.axes[0]
     ax.plot(*CODEX_SPARK, marker="*", markersize=12, color="#f28e2b", linestyle="none")
     ax.annotate(
         "codex-spark",
@@ -45,7 +52,7 @@ def main(argv: list[str] | None = None) -> list[Path]:
         color="white",
         fontsize=8,
     )
-    return save(figure, args.figure)
+    return grid
 
 
 if __name__ == "__main__":

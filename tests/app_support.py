@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from models.stages import Stage
@@ -43,14 +42,16 @@ def widget(at: AppTest, knob: Knob) -> Any:
     return at.slider(key=key)
 
 
-def same_row(before: Any, after: Any, stage: Stage) -> bool:
-    def row(table: Any) -> Any:
-        seconds = [column for column in table.columns if column.endswith("(s)")]
-        rows = table.loc[table.index == stage.label, seconds]
-        return rows.to_numpy() if len(rows) else np.zeros(0)
+def seconds(table: Any, stage: Stage, transport: str) -> float:
+    """Seconds per rollout of one stage over one transport in the budget table (0 if absent:
+    the table leaves out stages that cost nothing)."""
+    rows = table.loc[table.index == stage.label, f"{transport} (s)"]
+    return float(rows.iloc[0]) if len(rows) else 0.0
 
-    a, b = row(before), row(after)
-    return a.shape == b.shape and np.array_equal(a, b)
+
+def table_reduction(table: Any, baseline: str = "http", other: str = "ws") -> float:
+    """The end-to-end reduction the budget table implies: 1 - sum(other) / sum(baseline)."""
+    return 1.0 - table[f"{other} (s)"].sum() / table[f"{baseline} (s)"].sum()
 
 
 def upload(at: AppTest, name: str, content: bytes) -> AppTest:

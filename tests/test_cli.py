@@ -189,13 +189,50 @@ def test_analytic_json_has_means_and_no_intervals(cli: Cli) -> None:
     assert sum(out["b"]["budget_s"].values()) == pytest.approx(out["b"]["e2e_s"]["mean"])
 
 
-def test_human_output_has_the_budget_table_and_a_verdict(cli: Cli) -> None:
-    result = cli("compare", "codex-spark:http", "codex-spark:ws", "-n", "30")
+def table_rows(text: str) -> dict[str, list[str]]:
+    """The cells of each row of a rich table, by the row's first cell."""
+    found = {}
+    for line in text.splitlines():
+        cells = [cell.strip() for cell in line.strip("│ ").split("│")]
+        if len(cells) > 1:
+            found[cells[0]] = cells[1:]
+    return found
+
+
+def test_human_compare_shows_the_json_budget_reductions_and_verdict(cli: Cli) -> None:
+    """The table, reductions and verdict print the numbers of ``--json`` for the same run:
+    per stage a and b seconds and shares, b - a, the end-to-end means."""
+    args = ("compare", "codex-spark:http", "codex-spark:ws", "-n", "30")
+    result, data = cli(*args), json.loads(cli(*args, "--json").stdout)
     assert result.exit_code == 0, result.stderr
-    assert "end to end" in result.stdout
-    assert "faster end to end" in result.stdout
-    for stage in ("safety", "decode", "tool"):
-        assert stage in result.stdout
+    rows = table_rows(result.stdout)
+    a, b = data["a"], data["b"]
+    shown = [
+        stage.value for stage in STAGES if a["budget_s"][stage.value] or b["budget_s"][stage.value]
+    ]
+    assert [name for name in rows if name in {s.value for s in STAGES}] == shown
+    for stage in shown:
+        sa, sb = a["budget_s"][stage], b["budget_s"][stage]
+        share_a, share_b = a["budget_share"][stage], b["budget_share"][stage]
+        assert rows[stage] == [
+            f"{sa:.3f}",
+            f"{share_a:.1%}",
+            f"{sb:.3f}",
+            f"{share_b:.1%}",
+            f"{sb - sa:+.3f}",
+        ]
+    ea, eb = a["e2e_s"]["mean"], b["e2e_s"]["mean"]
+    assert rows["end to end"] == [f"{ea:.3f}", "", f"{eb:.3f}", "", f"{eb - ea:+.3f}"]
+    text = " ".join(result.stdout.split())
+    low, high = data["e2e_reduction_ci95"]
+    assert (
+        f"end-to-end reduction: {data['e2e_reduction']:.1%} (95% CI {low:.1%} to {high:.1%})"
+        in text
+    )
+    assert (
+        f"codex-spark:ws is {data['e2e_reduction']:.1%} faster end to end than codex-spark:http"
+        in text
+    )
 
 
 def test_presets_lists_presets_hardware_and_transports(cli: Cli) -> None:

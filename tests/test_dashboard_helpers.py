@@ -127,8 +127,10 @@ def test_rollout_spans_tile_the_critical_path() -> None:
         gaps = spans["start_s"].to_numpy()[1:] - spans["end_s"].to_numpy()[:-1]
         assert np.allclose(gaps, 0.0, atol=1e-9)
     overlapped = frame[frame["row"] == "ws: post (overlapped)"]
-    assert len(overlapped) > 0
+    ws = simulate_one(scenario, Transport.WS, 3)
+    assert len(overlapped) == np.count_nonzero(ws.post_overlapped_s) == ws.turn_index.size
     assert set(overlapped["stage"]) == {Stage.POST.value}
+    np.testing.assert_allclose(overlapped["duration_ms"] / 1000, ws.post_overlapped_s, rtol=1e-12)
 
 
 def test_same_rollout_sees_the_same_tool_time_under_both_transports() -> None:

@@ -1,5 +1,7 @@
-"""The discrete-event engine: the budget adds up, durations are never negative, and
-transports run with one seed see the same workload (common random numbers)."""
+"""The discrete-event engine: the budget adds up (per-turn records summed by rollout and
+stage equal the per-rollout records, the reported budget and the SimPy clock), durations
+are never negative, and transports run with one seed see the same workload (common random
+numbers)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ from support import CORE_PRESETS, scenario
 
 from models.scenario import Scenario
 from models.stages import STAGE_COLUMN, STAGES, Stage
+from sim.analysis.run import Engine, execute, parse_spec
+from sim.analysis.summary import summarize
 from sim.engine.records import RolloutRecords, TurnRecords
 from sim.engine.runners import simulate
 from sim.engine.transports import Transport
@@ -35,14 +39,38 @@ def turns_of(records: RolloutRecords) -> TurnRecords:
     return records.turn_records
 
 
+def stage_matrix(turns: TurnRecords, rollouts: int) -> np.ndarray:
+    """Seconds per (rollout, stage), summed here from the per-turn rows."""
+    matrix = np.zeros((rollouts, len(STAGES)))
+    np.add.at(matrix, turns.rollout.astype(int), turns.stage_s)
+    return matrix
+
+
 def assert_budget_adds_up(records: RolloutRecords) -> None:
-    """Stages sum to the SimPy clock: per rollout, and per turn (turns follow back to back)."""
-    np.testing.assert_allclose(records.stage_s.sum(axis=1), records.e2e_s, rtol=1e-9, atol=0)
+    """The per-rollout records equal the per-turn records summed by rollout, and both add
+    up to the SimPy clock: a turn lasts until the next one starts, a rollout from its
+    first turn's start to its last turn's end."""
     turns = turns_of(records)
+    rollout = turns.rollout.astype(int)
+    matrix = stage_matrix(turns, records.count)
+    np.testing.assert_allclose(records.stage_s, matrix, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(matrix.sum(axis=1), records.e2e_s, rtol=1e-9, atol=0)
+    np.testing.assert_array_equal(records.turns, np.bincount(rollout, minlength=records.count))
+    for name, column in (
+        ("cold_turns", turns.cold),
+        ("ttft_sum_s", turns.ttft_s),
+        ("api_cpu_s", turns.api_cpu_s),
+    ):
+        summed = np.bincount(rollout, weights=column, minlength=records.count)
+        np.testing.assert_allclose(getattr(records, name), summed, rtol=1e-9, err_msg=name)
     turn_s = turns.stage_s.sum(axis=1)
-    np.testing.assert_allclose(np.diff(turns.start_at_s), turn_s[:-1], rtol=1e-9, atol=1e-9)
-    per_rollout = np.bincount(turns.rollout.astype(int), weights=turn_s)
-    np.testing.assert_allclose(per_rollout, records.e2e_s, rtol=1e-9)
+    same_rollout = np.diff(rollout) == 0
+    gaps = np.diff(turns.start_at_s)[same_rollout]
+    np.testing.assert_allclose(gaps, turn_s[:-1][same_rollout], rtol=1e-9, atol=1e-9)
+    first = np.flatnonzero(turns.turn_index == 0)
+    last = np.append(first[1:], rollout.size) - 1
+    clock_e2e = turns.start_at_s[last] + turn_s[last] - turns.start_at_s[first]
+    np.testing.assert_allclose(clock_e2e, records.e2e_s, rtol=1e-9, atol=1e-9)
 
 
 def assert_no_negative_durations(records: RolloutRecords) -> None:
@@ -64,6 +92,23 @@ def test_stages_add_up_to_the_simulated_end_to_end(
     assert records.count == 200
     assert_budget_adds_up(records)
     assert_no_negative_durations(records)
+
+
+@pytest.mark.parametrize("transport", [Transport.HTTP, Transport.WS])
+def test_the_reported_budget_is_the_mean_of_the_turns_summed_by_rollout(
+    transport: Transport,
+) -> None:
+    """``budget_s`` of ``run --json``: per stage, the mean over rollouts of the per-turn
+    seconds summed by rollout; the stages add up to the mean end-to-end time."""
+    spec = parse_spec(f"codex-spark:{transport.value}")
+    run = execute(spec, scenario("codex-spark"), Engine.DES, 200, keep_turns=True)
+    result = summarize(run).to_json()
+    assert run.records is not None
+    matrix = stage_matrix(turns_of(run.records), 200)
+    budget = [result["budget_s"][stage.value] for stage in STAGES]
+    np.testing.assert_allclose(budget, matrix.mean(axis=0), rtol=1e-9, atol=1e-12)
+    assert sum(budget) == pytest.approx(result["e2e_s"]["mean"], rel=1e-9)
+    assert result["e2e_s"]["mean"] == pytest.approx(matrix.sum(axis=1).mean(), rel=1e-9)
 
 
 def test_the_stress_scenario_exercises_cache_loss() -> None:

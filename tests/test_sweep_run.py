@@ -12,7 +12,9 @@ import pyarrow.compute as pc
 import pytest
 
 from models.errors import ScenarioError
+from models.loading import load_scenario
 from sim.analysis.run import Spec
+from sim.engine.analytic import expect
 from sim.engine.transports import Transport
 from sim.sweep.execute import _client, _on_dask, chunk_tasks, run_sweep, sweep_context
 from sim.sweep.store import MANIFEST, SWEEP_FILE, ResultsDir, read_results
@@ -98,8 +100,17 @@ def test_a_sweep_writes_one_row_per_point_transport_and_seed(tmp_path: Path) -> 
         40,
         40,
     ]
-    ws = table.filter(pc.equal(table["transport"], "ws"))
-    assert all(0 < r < 1 for r in ws["e2e_reduction"].to_pylist())
+    for http, ws in zip(*[iter(table.to_pylist())] * 2, strict=True):
+        point = load_scenario(
+            "codex-spark",
+            [
+                f"network.rtt_ms={http['network.rtt_ms']!r}",
+                f"workload.tool_calls_per_rollout={http['workload.tool_calls_per_rollout']}",
+            ],
+        )
+        http_s, ws_s = (expect(point, t).e2e_s for t in (Transport.HTTP, Transport.WS))
+        assert (http["e2e_s_mean"], ws["e2e_s_mean"]) == pytest.approx((http_s, ws_s), rel=1e-12)
+        assert ws["e2e_reduction"] == pytest.approx(1 - ws_s / http_s, rel=1e-12)
     assert (out / SWEEP_FILE).read_text() == source.read_text()
     manifest = json.loads((out / MANIFEST).read_text())
     assert manifest["loopbudget_version"] == version("loopbudget")

@@ -51,16 +51,25 @@ def critical_path(trace: dict[str, Any]) -> dict[int, list[dict[str, Any]]]:
     return {pid: sorted(rows, key=lambda s: s["ts"]) for pid, rows in by_rollout.items()}
 
 
-def test_trace_is_chrome_trace_json(traced: tuple[dict[str, Any], dict[str, Any]]) -> None:
-    trace, _ = traced
-    assert isinstance(trace["traceEvents"], list)
-    assert spans(trace)
+def test_trace_is_chrome_trace_json_whose_spans_add_up_to_the_budget(
+    traced: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    """Per side and stage, the critical-path spans of the traced rollouts sum to the
+    rollouts times the stage's ``budget_s`` of ``compare --json``."""
+    trace, summary = traced
     stage_names = {stage.value for stage in STAGES}
+    total_us: dict[tuple[str, str], float] = defaultdict(float)
     for span in spans(trace):
         assert span["name"] in stage_names
         assert span["dur"] >= 0
         assert span["ts"] >= -TOLERANCE_US
         assert {"pid", "tid", "ts", "dur", "args"} <= set(span)
+        if not span["args"].get("overlapped"):
+            total_us[("a" if span["pid"] < 1_000_000 else "b", span["name"])] += span["dur"]
+    for side in ("a", "b"):
+        for stage, seconds in summary[side]["budget_s"].items():
+            traced_s = total_us[(side, stage)] / 1e6 / ROLLOUTS
+            assert traced_s == pytest.approx(seconds, rel=1e-9, abs=1e-9), (side, stage)
 
 
 def test_one_thread_per_stage_in_every_process(

@@ -2,15 +2,15 @@
 
 Walks ``models.scenario.Scenario``: every field with its unit (read from the
 suffix of its name), its allowed range (from the field's validation
-metadata), the value in a preset, its description and its source.  Then the
-tool mix and the hardware profiles.
+metadata), the value in codex-spark, its description and its source; the
+single-agent sections for docs/model.md, the fleet's for docs/load.md.  Then
+the tool mix and the hardware profiles.
 
-    .venv/bin/python docs/scripts/parameter_table.py [PRESET]   # default codex-spark
+    .venv/bin/python -m docs.scripts.parameter_table
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -18,11 +18,14 @@ import annotated_types as at
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from docs.scripts.markdown import table
 from models.distributions import Constant, DistributionBase, Empirical, LogNormal, Mixture, Uniform
 from models.hardware import hardware_registry
 from models.loading import load_scenario
 from models.scenario import Scenario
 from models.workload import ToolKind
+
+PRESET = "codex-spark"
 
 # Longest suffix first: the first match names the unit.
 _SUFFIX_UNITS = (
@@ -193,12 +196,6 @@ def rows(
     return out
 
 
-def table(header: list[str], body: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in body]
-    return "\n".join(lines)
-
-
 SINGLE_AGENT = (
     "name",
     "description",
@@ -214,28 +211,37 @@ SINGLE_AGENT = (
 """The fields the single-agent engines (DES and analytic) read; others form a second table."""
 
 
-def main(preset: str) -> None:
-    scenario = load_scenario(preset)
-    header = ["field", "unit", "allowed range", f"`{preset}`", "description", "source"]
-    print(table(header, rows(Scenario, scenario, "", SINGLE_AGENT)))
-    print()
+HEADER = ["field", "unit", "allowed range", f"`{PRESET}`", "description", "source"]
+
+
+def single_agent() -> str:
+    """The fields the single-agent engines read, with codex-spark's values."""
+    return table(HEADER, rows(Scenario, load_scenario(PRESET), "", SINGLE_AGENT))
+
+
+def fleet() -> str:
+    """The fleet's load and capacity sections."""
     others = [name for name in Scenario.model_fields if name not in SINGLE_AGENT]
-    if others:
-        print(table(header, rows(Scenario, scenario, "", others)))
-        print()
-    weights = sum(tool.weight for tool in scenario.workload.tools)
-    tool_rows = [
+    return table(HEADER, rows(Scenario, load_scenario(PRESET), "", others))
+
+
+def tool_mix() -> str:
+    tools = load_scenario(PRESET).workload.tools
+    weights = sum(tool.weight for tool in tools)
+    body = [
         [
             f"`{tool.name}`",
             f"{tool.weight:g} ({tool.weight / weights:.1%} of calls)",
             describe(tool.time_s),
             describe(tool.output_tokens),
         ]
-        for tool in scenario.workload.tools
+        for tool in tools
     ]
-    print(table(["tool", "weight", "time_s (s)", "output_tokens (tokens)"], tool_rows))
-    print()
-    hardware_rows = [
+    return table(["tool", "weight", "time_s (s)", "output_tokens (tokens)"], body)
+
+
+def hardware() -> str:
+    body = [
         [
             f"`{name}`",
             number(entry.prefill_tps),
@@ -254,8 +260,17 @@ def main(preset: str) -> None:
         "overhead_ms (ms)",
         "source",
     ]
-    print(table(header, hardware_rows))
+    return table(header, body)
+
+
+BLOCKS = {"single-agent": single_agent, "fleet": fleet, "tools": tool_mix, "hardware": hardware}
+
+
+def main() -> None:
+    for block in BLOCKS.values():
+        print(block())
+        print()
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "codex-spark")
+    main()

@@ -1,26 +1,27 @@
 """Sensitivity of the codex-spark end-to-end reduction (http -> ws), analytic engine.
 
-Prints Markdown tables for docs/calibration.md:
+The blocks of docs/calibration.md sections 3 and 4: where the saved seconds come
+from (expected seconds per rollout by stage), and a one-at-a-time (tornado) table:
+each parameter set low and high around the preset, everything else at the
+preset.  ``docs/scripts/sensitivity_quotes.py`` quotes the prose's numbers; this
+script quotes the preset's expected work per rollout in docs/model.md.
 
-1. where the saved seconds come from (expected seconds per rollout by stage);
-2. a one-at-a-time (tornado) table: each parameter set low and high around
-   the preset, everything else at the preset;
-3. the Amdahl view: the reduction as a function of a constant decode speed;
-4. the three hardware profiles under the same workload and API.
-
-    .venv/bin/python docs/scripts/sensitivity.py
+    .venv/bin/python -m docs.scripts.sensitivity
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
+from docs.scripts.markdown import Quote, about, table
 from models.loading import load_scenario
-from models.stages import FIRST_TOKEN_STAGES, STAGES
+from models.stages import STAGES, Stage
 from sim.engine.analytic import Expectation, expect
 from sim.engine.transports import Transport
 
 PRESET = "codex-spark"
+MODEL = "docs/model.md"
 
 
 @dataclass(frozen=True)
@@ -112,19 +113,19 @@ def cases() -> list[Case]:
     ]
 
 
+@cache
 def pair(overrides: tuple[str, ...] = ()) -> tuple[Expectation, Expectation]:
     scenario = load_scenario(PRESET, list(overrides))
     return expect(scenario, Transport.HTTP), expect(scenario, Transport.WS)
 
 
-def reduction(http: Expectation, ws: Expectation) -> float:
+def reduction(overrides: tuple[str, ...] = ()) -> float:
+    http, ws = pair(overrides)
     return 1.0 - ws.e2e_s / http.e2e_s
 
 
-def table(header: list[str], body: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
-    lines += ["| " + " | ".join(row) + " |" for row in body]
-    return "\n".join(lines)
+def stage_s(expectation: Expectation, *stages: Stage) -> float:
+    return float(sum(expectation.stage_s[STAGES.index(stage)] for stage in stages))
 
 
 def savings_by_stage() -> str:
@@ -152,7 +153,7 @@ def savings_by_stage() -> str:
             f"{ws.e2e_s:.3f}",
             f"{saved:+.3f}",
             "100.0%",
-            f"{reduction(http, ws) * 100:.1f}",
+            f"{reduction() * 100:.1f}",
         ]
     )
     header = [
@@ -166,25 +167,27 @@ def savings_by_stage() -> str:
     return table(header, body)
 
 
+@cache
+def swings() -> dict[str, tuple[float, float]]:
+    """Case label -> (reduction at low, reduction at high)."""
+    return {c.label: (reduction(c.low_overrides), reduction(c.high_overrides)) for c in cases()}
+
+
 def tornado() -> str:
-    base = reduction(*pair())
-    rows = []
-    for case in cases():
-        low = reduction(*pair(case.low_overrides))
-        high = reduction(*pair(case.high_overrides))
-        rows.append((abs(high - low), case, low, high))
-    rows.sort(key=lambda row: row[0], reverse=True)
+    base = reduction()
+    by_case = {case.label: case for case in cases()}
+    rows = sorted(swings().items(), key=lambda item: abs(item[1][1] - item[1][0]), reverse=True)
     body = [
         [
-            case.label,
-            case.preset,
-            case.low,
-            case.high,
+            label,
+            by_case[label].preset,
+            by_case[label].low,
+            by_case[label].high,
             f"{low:.3f}",
             f"{high:.3f}",
             f"{(low - base) * 100:+.1f} / {(high - base) * 100:+.1f}",
         ]
-        for _, case, low, high in rows
+        for label, (low, high) in rows
     ]
     header = [
         "parameter",
@@ -195,128 +198,59 @@ def tornado() -> str:
         "reduction at high",
         "change (points) low / high",
     ]
-    return f"Preset reduction (analytic): {base:.3f}\n\n" + table(header, body)
-
-
-def amdahl() -> str:
-    body = []
-    for rate in (30, 65, 150, 500, 1000, 2000, 4000):
-        http, ws = pair((f"inference.decode_tps={float(rate)!r}",))
-        decode = STAGES.index(next(s for s in STAGES if s.value == "decode"))
-        body.append(
-            [
-                f"{rate:,}",
-                f"{http.e2e_s:.2f}",
-                f"{ws.e2e_s:.2f}",
-                f"{http.e2e_s - ws.e2e_s:.2f}",
-                f"{http.stage_s[decode] / http.e2e_s:.1%}",
-                f"{reduction(http, ws):.3f}",
-            ]
-        )
-    header = [
-        "decode_tps (tokens/s, constant)",
-        "http e2e (s)",
-        "ws e2e (s)",
-        "saved (s)",
-        "decode share of http e2e",
-        "e2e reduction",
-    ]
     return table(header, body)
 
 
-def hardware() -> str:
-    body = []
-    for profile in ("gpu-flagship", "gpu-midrange", "cerebras-class"):
-        http, ws = pair((f"inference.hardware={profile!r}",))
-        body.append(
-            [
-                f"`{profile}`",
-                f"{http.e2e_s:.2f}",
-                f"{ws.e2e_s:.2f}",
-                f"{http.e2e_s - ws.e2e_s:.2f}",
-                f"{reduction(http, ws):.3f}",
-            ]
-        )
-    header = ["hardware", "http e2e (s)", "ws e2e (s)", "saved (s)", "e2e reduction"]
-    return table(header, body)
+BLOCKS = {"savings": savings_by_stage, "tornado": tornado}
 
 
-def sprint_ttft() -> str:
-    """Mean TTFT per turn by stage: the pre-sprint API against the post-sprint one (http)."""
-    before = expect(load_scenario("responses-2025"), Transport.HTTP)
-    after = expect(load_scenario(PRESET), Transport.HTTP)
-    body = []
-    for stage in FIRST_TOKEN_STAGES:
-        index = STAGES.index(stage)
-        b, a = before.stage_s[index] / before.turns, after.stage_s[index] / after.turns
-        if b + a < 5e-5:
-            continue
-        body.append(
-            [f"`{stage.value}`", f"{b * 1000:.1f}", f"{a * 1000:.1f}", f"{(b - a) * 1000:+.1f}"]
-        )
-    half_rtt_ms = load_scenario(PRESET).network.rtt_ms / 2
-    body.append(["half RTT (first token back)", f"{half_rtt_ms:.1f}", f"{half_rtt_ms:.1f}", "+0.0"])
-    b, a = before.ttft_mean_s, after.ttft_mean_s
-    body.append(
-        [
-            "**TTFT**",
-            f"{b * 1000:.1f}",
-            f"{a * 1000:.1f}",
-            f"{(b - a) * 1000:+.1f} ({1 - a / b:.1%} reduction)",
-        ]
+def quotes() -> list[Quote]:
+    """What docs/model.md says of the preset's expected work and of its parallel classifiers."""
+    s = load_scenario(PRESET)
+    http, ws = pair()
+    miss = 1 - s.inference.prefix_cache_hit_fraction
+    byte_ms = (
+        s.workload.output_tokens.mean * s.network.bytes_per_token / s.network.downlink_bytes_per_s
     )
-    header = ["stage", "responses-2025:http (ms/turn)", "codex-spark:http (ms/turn)", "gain (ms)"]
-    return table(header, body)
-
-
-def pre_sprint_ttft_s(override: str) -> float:
-    scenario = load_scenario("responses-2025", [override])
-    return expect(scenario, Transport.HTTP).ttft_mean_s
-
-
-def sprint_sensitivity() -> str:
-    """The sprint's TTFT reduction with one pre-sprint assumption changed at a time."""
-    after = expect(load_scenario(PRESET), Transport.HTTP).ttft_mean_s
-    base = load_scenario("responses-2025")
-    cases = (
-        ("`api.intermediate_hops`", base.api.intermediate_hops, (1, 3)),
-        ("`api.hop_ms`", base.api.hop_ms, (40.0, 160.0)),
-        ("`api.route_ms`", base.api.route_ms, (20.0, 80.0)),
-        ("`safety.blocking_fixed_ms`", base.safety.blocking_fixed_ms, (10.0, 40.0)),
-        ("`safety.blocking_per_1k_tokens_ms`", base.safety.blocking_per_1k_tokens_ms, (6.0, 15.0)),
-    )
-    body = []
-    for label, preset, (low, high) in cases:
-        path = label.strip("`")
-        reductions = [1 - after / pre_sprint_ttft_s(f"{path}={v!r}") for v in (low, high)]
-        body.append(
-            [label, f"{preset:g}", f"{low:g}", f"{high:g}"] + [f"{r:.3f}" for r in reductions]
-        )
-    before = expect(base, Transport.HTTP).ttft_mean_s
-    header = [
-        f"pre-sprint parameter (TTFT reduction at the presets: {1 - after / before:.3f})",
-        "responses-2025",
-        "low",
-        "high",
-        "reduction at low",
-        "reduction at high",
+    if stage_s(ws, Stage.RECOVER):
+        raise ValueError("a failed continuation adds API work off the stages")
+    api_stages = (Stage.VALIDATE, Stage.STATE_LOAD, Stage.RENDER, Stage.ROUTE, Stage.POST)
+    overlapped_s = ws.api_cpu_s - stage_s(ws, *api_stages)
+    return [
+        (
+            MODEL,
+            "is {} s over `http` and {} s over `ws`, of which {} s is post-inference work "
+            "overlapped with the next request; safety work is {} s and {} s.",
+            (
+                f"{http.api_cpu_s:.2f}",
+                f"{ws.api_cpu_s:.2f}",
+                f"{overlapped_s:.2f}",
+                f"{http.safety_cpu_s:.2f}",
+                f"{ws.safety_cpu_s:.2f}",
+            ),
+        ),
+        (
+            MODEL,
+            "prefill ≥ {} ms + T / {} ms for T classified tokens",
+            (f"{s.inference.overhead_ms:g}", f"{s.inference.prefill_tps / miss / 1000:,.0f}"),
+        ),
+        (
+            MODEL,
+            "while P = {} ms + T / {} ms.",
+            (
+                f"{s.safety.parallel_fixed_ms:g}",
+                f"{1000 / s.safety.parallel_per_1k_tokens_ms:,.0f}",
+            ),
+        ),
+        (MODEL, "the byte term is about {} ms per turn", (about(byte_ms * 1000, 1),)),
     ]
-    return table(header, body)
 
 
 def main() -> None:
     print("## Where the saving comes from\n")
     print(savings_by_stage())
-    print("\n## One at a time\n")
+    print(f"\n## One at a time (preset reduction, analytic: {reduction():.3f})\n")
     print(tornado())
-    print("\n## Amdahl: decode speed\n")
-    print(amdahl())
-    print("\n## Hardware profiles\n")
-    print(hardware())
-    print("\n## The sprint's TTFT\n")
-    print(sprint_ttft())
-    print()
-    print(sprint_sensitivity())
 
 
 if __name__ == "__main__":

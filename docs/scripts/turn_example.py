@@ -2,21 +2,24 @@
 
 Turn index 20 of a codex-spark rollout with 30 tool calls, at expected
 workload values (the analytic engine's inputs); render cache hit at its
-probability.  Prints two Markdown tables for docs/model.md: the scope of work
-and the seconds per stage.
+probability.  The two tables of docs/model.md (the scope of work and the
+seconds per stage), and the numbers its prose and docs/calibration.md read
+from them.
 
-    .venv/bin/python docs/scripts/turn_example.py
+    .venv/bin/python -m docs.scripts.turn_example
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import numpy as np
 
-from models.costs import Work, stage_costs
+from docs.scripts.markdown import Quote, table
+from models.costs import TurnCosts, Work, stage_costs
 from models.loading import load_scenario
-from models.stages import STAGES
+from models.stages import STAGES, Stage
 from sim.engine.columns import column_form
 from sim.engine.expected_draws import expected_draws
 from sim.engine.layout import expected_turns
@@ -25,6 +28,7 @@ from sim.engine.transports import Transport, turn_work
 PRESET = "codex-spark"
 CALLS = 30
 TURN = 20
+MODEL, CALIBRATION = "docs/model.md", "docs/calibration.md"
 
 SCOPE = (
     ("items sent", "items_sent"),
@@ -47,14 +51,8 @@ def columns() -> list[tuple[str, Work, Any]]:
     """(label, work, scenario's column form) of the turn under each transport and variant."""
     by_store = {}
     for store in ("true", "false"):
-        scenario = column_form(
-            [
-                load_scenario(
-                    PRESET,
-                    [f"workload.tool_calls_per_rollout={CALLS}", f"connection.store={store}"],
-                )
-            ]
-        )
+        overrides = [f"workload.tool_calls_per_rollout={CALLS}", f"connection.store={store}"]
+        scenario = column_form([load_scenario(PRESET, overrides)])
         turns = expected_turns(scenario, expected_draws(scenario), np.array([TURN]), np.zeros(1))
         by_store[store] = (scenario, {t: turn_work(scenario, t, turns) for t in Transport})
     scenario, work = by_store["true"]
@@ -81,21 +79,24 @@ def cell(work: Work, name: str | tuple[str, str]) -> str:
     return f"{value(getattr(work, name)):,.0f}"
 
 
-def main() -> None:
-    cols = columns()
-    header = "| quantity | " + " | ".join(label for label, _, _ in cols) + " |"
-    rule = "| --- " * (len(cols) + 1) + "|"
-    print(header)
-    print(rule)
-    for label, name in SCOPE:
-        print(f"| {label} | " + " | ".join(cell(work, name) for _, work, _ in cols) + " |")
-    print()
-    print(header)
-    print(rule)
-    costs = [stage_costs(scenario, work) for _, work, scenario in cols]
-    for stage in STAGES:
-        values = [value(c.stage_s[stage]) * 1000 for c in costs]
-        print(f"| `{stage.value}` (ms) | " + " | ".join(f"{v:.1f}" for v in values) + " |")
+@cache
+def costs() -> list[tuple[str, Work, TurnCosts]]:
+    """(label, work, costs) of the turn under each transport and variant."""
+    return [(label, work, stage_costs(scenario, work)) for label, work, scenario in columns()]
+
+
+def scope() -> str:
+    header = ["quantity", *(label for label, _, _ in costs())]
+    body = [[label, *(cell(work, name) for _, work, _ in costs())] for label, name in SCOPE]
+    return table(header, body)
+
+
+def seconds() -> str:
+    header = ["quantity", *(label for label, _, _ in costs())]
+    body = [
+        [f"`{stage.value}` (ms)", *(f"{value(c.stage_s[stage]) * 1000:.1f}" for _, _, c in costs())]
+        for stage in STAGES
+    ]
     rows = (
         ("**turn** (ms)", lambda c: c.turn_s),
         ("TTFT (ms)", lambda c: c.ttft_s),
@@ -104,7 +105,72 @@ def main() -> None:
         ("post overlapped (ms)", lambda c: c.post_overlapped_s),
     )
     for label, metric in rows:
-        print(f"| {label} | " + " | ".join(f"{value(metric(c)) * 1000:.1f}" for c in costs) + " |")
+        body.append([label, *(f"{value(metric(c)) * 1000:.1f}" for _, _, c in costs())])
+    return table(header, body)
+
+
+BLOCKS = {"scope": scope, "seconds": seconds}
+
+
+def ms(label: str, stage: Stage) -> float:
+    """Seconds of one stage in one column of the tables, in ms."""
+    (found,) = [c for name, _, c in costs() if name == label]
+    return value(found.stage_s[stage]) * 1000
+
+
+def quotes() -> list[Quote]:
+    http, ws = "`http` warm", "`ws` warm"
+    saved = {stage: ms(http, stage) - ms(ws, stage) for stage in STAGES}
+    turn_ms = {label: value(c.turn_s) * 1000 for label, _, c in costs()}
+    (http_work,) = [work for name, work, _ in costs() if name == http]
+    connect_http, connect_ws = (
+        ms("`http` cold", Stage.CONNECT),
+        ms("`ws` cold, store=true", Stage.CONNECT),
+    )
+    column = [
+        (MODEL, f"| `{stage.value}` |{{...}}| {{}} ms |", (f"{ms(http, stage):.1f}",))
+        for stage in STAGES
+        if ms(http, stage) > 0
+    ]
+    return [
+        *column,
+        (
+            MODEL,
+            "| `connect` |{...}| 0 ({} ms cold; {} ms for a WebSocket) |",
+            (f"{connect_http:.1f}", f"{connect_ws:.1f}"),
+        ),
+        (
+            MODEL,
+            "| `recover` |{...}| 0 ({} ms when it happens) |",
+            (f"{ms('`ws` cold, store=false', Stage.RECOVER):.1f}",),
+        ),
+        (
+            MODEL,
+            "a warm `ws` turn costs {} ms against {} ms over `http`, of which {} ms is the "
+            "blocking safety classifiers re-reading {} tokens, {} ms rendering, {} ms loading "
+            "state, {} ms validation and {} ms post-inference work",
+            (
+                f"{turn_ms[ws]:.0f}",
+                f"{turn_ms[http]:.0f}",
+                f"{saved[Stage.SAFETY]:.0f}",
+                f"{value(http_work.tokens_classified):,.0f}",
+                *(f"{saved[s]:.0f}" for s in (Stage.RENDER, Stage.STATE_LOAD, Stage.VALIDATE)),
+                f"{saved[Stage.POST]:.0f}",
+            ),
+        ),
+        (
+            CALIBRATION,
+            "the upgrade handshake ({} ms against {} ms, once per rollout)",
+            (f"{connect_ws:.1f}", f"{connect_http:.1f}"),
+        ),
+        (CALIBRATION, "since a reconnect costs {} ms.", (f"{connect_http:.0f}",)),
+    ]
+
+
+def main() -> None:
+    print(scope())
+    print()
+    print(seconds())
 
 
 if __name__ == "__main__":

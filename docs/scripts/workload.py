@@ -1,0 +1,46 @@
+"""The moments of codex-spark's workload and of the hardware profiles' decode rates that
+docs/calibration.md (section 1) quotes beside the parameters.
+
+    .venv/bin/python -m docs.scripts.workload
+"""
+
+from __future__ import annotations
+
+from docs.scripts.markdown import Quote, show
+from models.hardware import hardware_registry
+from models.loading import load_scenario
+
+PRESET = "codex-spark"
+CALIBRATION = "docs/calibration.md"
+
+
+def quotes() -> list[Quote]:
+    w = load_scenario(PRESET).workload
+    profiles = hardware_registry()
+    flagship, cerebras = profiles["gpu-flagship"].decode_tps, profiles["cerebras-class"].decode_tps
+    weights = sum(t.weight for t in w.tools)
+    tool_s = sum(t.weight * t.time_s.mean for t in w.tools) / weights
+    tool_tokens = sum(t.weight * t.output_tokens.mean for t in w.tools) / weights
+    return [
+        (
+            CALIBRATION,
+            "σ 0.15 (1 / E[1/rate] = {} tokens/s)",
+            (f"{1 / flagship.mean_reciprocal():.0f}",),
+        ),
+        (
+            CALIBRATION,
+            "(mean {}, 1 / E[1/rate] = {} tokens/s)",
+            (f"{cerebras.mean:,.0f}", f"{1 / cerebras.mean_reciprocal():,.0f}"),
+        ),
+        (CALIBRATION, "20–40, mean {} |", (f"{w.tool_calls_per_rollout.mean:g}",)),
+        (CALIBRATION, "σ 0.7) = {} tokens per turn on average", (f"{w.output_tokens.mean:.1f}",)),
+        (
+            CALIBRATION,
+            "(mean tool time {} s per call, mean tool output {} tokens)",
+            (f"{tool_s:.3f}", f"{tool_tokens:.0f}"),
+        ),
+    ]
+
+
+if __name__ == "__main__":
+    show(quotes())
