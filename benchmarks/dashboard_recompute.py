@@ -28,7 +28,8 @@ from sim.dashboard.data import (
     rollout_frame,
     scaling_frame,
 )
-from sim.dashboard.knobs import KNOBS, apply, decode_tps
+from sim.dashboard.knobs import KNOBS, apply
+from sim.dashboard.rescale import decode_tps
 from sim.engine.analytic import expect
 from sim.engine.transports import Transport
 

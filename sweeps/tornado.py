@@ -14,7 +14,8 @@ from pathlib import Path
 from matplotlib.figure import Figure
 
 from sim.sweep.execute import run_sweep
-from sim.sweep.plots import Results, save, tornado
+from sim.sweep.plots import save, tornado
+from sim.sweep.results_table import Results
 from sim.sweep.sweepfile import load_sweep
 
 HERE = Path(__file__).resolve().parent

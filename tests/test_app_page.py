@@ -29,14 +29,8 @@ from models.stages import STAGES, Stage
 from sim.analysis.run import Engine, execute, parse_spec
 from sim.analysis.summary import compare
 from sim.dashboard.fields import scenario_fields
-from sim.dashboard.knobs import (
-    COVERED_PATHS,
-    DECODE,
-    HARDWARE,
-    KNOBS,
-    decode_tps,
-    with_decode_tps,
-)
+from sim.dashboard.knobs import COVERED_PATHS, DECODE, HARDWARE, KNOBS
+from sim.dashboard.rescale import decode_tps, with_decode_tps
 from sim.engine.analytic import expect
 from sim.engine.transports import Transport
 

@@ -23,14 +23,8 @@ from sim.dashboard.data import (
 )
 from sim.dashboard.fields import lookup, scenario_fields
 from sim.dashboard.io import scenario_from_upload, scenario_toml
-from sim.dashboard.knobs import (
-    DECODE,
-    DECODE_MARKS_TPS,
-    KNOBS,
-    apply,
-    decode_tps,
-    mean_tool_time_s,
-)
+from sim.dashboard.knobs import DECODE, DECODE_MARKS_TPS, KNOBS, apply
+from sim.dashboard.rescale import decode_tps, mean_tool_time_s
 from sim.engine.transports import Transport
 
 
@@ -102,7 +96,7 @@ def test_amdahl_curve_grows_with_decode_speed() -> None:
 
 
 def test_amdahl_curve_ignores_the_scenario_decode_speed() -> None:
-    from sim.dashboard.knobs import with_decode_tps
+    from sim.dashboard.rescale import with_decode_tps
 
     scenario = load_scenario("codex-spark")
     a = amdahl_frame(scenario, DEFAULT_TRANSPORTS)

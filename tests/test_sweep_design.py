@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sim.sweep.axes import Axis
 from sim.sweep.design import expand, point_count
-from sim.sweep.sweepfile import Axis, SweepFile
+from sim.sweep.sweepfile import SweepFile
 
 
 def sweep_file(*axes: dict[str, Any], **extra: Any) -> SweepFile:

@@ -17,7 +17,7 @@ from plot_support import assert_written, bars, by_x, cells, lines, rows
 from models.loading import load_scenario
 from sim.engine.analytic import expect
 from sim.engine.transports import Transport
-from sim.sweep.plots import Results
+from sim.sweep.results_table import Results
 
 SWEEPS = Path(__file__).resolve().parent.parent / "sweeps"
 DECODE, CALLS = "inference.decode_tps", "workload.tool_calls_per_rollout"

@@ -121,7 +121,8 @@ def plot(
 ) -> None:
     """Plot sweep results from DIRECTORY as PNG and SVG."""
     from sim.sweep.labels import default_metric
-    from sim.sweep.plots import Results, heat_map, line_plot, save, tornado
+    from sim.sweep.plots import heat_map, line_plot, save, tornado
+    from sim.sweep.results_table import Results
 
     results = Results.load(directory)
     metric = y or default_metric(results.table.column_names)

@@ -21,7 +21,7 @@ from sim.analysis.run import Engine, Run
 from sim.dashboard import data, sweeps
 from sim.dashboard import load as fleet
 from sim.engine.transports import Transport
-from sim.sweep.plots import Results as SweepResults
+from sim.sweep.results_table import Results as SweepResults
 
 REQUESTED = "simulated"
 """Session-state key: the keys of the runs asked for in this session."""

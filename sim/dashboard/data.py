@@ -22,13 +22,8 @@ from sim.analysis.results import Comparison, RunResult
 from sim.analysis.run import Engine, Run, Spec, execute, is_fleet
 from sim.analysis.summary import compare, summarize
 from sim.analysis.verdict import verdict as comparison_verdict
-from sim.dashboard.knobs import (
-    DECODE,
-    DECODE_MARKS_TPS,
-    TOOL_CALLS,
-    with_decode_tps,
-    with_tool_calls,
-)
+from sim.dashboard.knobs import DECODE, DECODE_MARKS_TPS, TOOL_CALLS
+from sim.dashboard.rescale import with_decode_tps, with_tool_calls
 from sim.engine.analytic import expect
 from sim.engine.records import TurnRecords
 from sim.engine.transports import Transport

@@ -14,14 +14,17 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from pydantic import TypeAdapter
-
-from models.distributions import Constant, Distribution
-from models.errors import ScenarioError
-from models.hardware import HardwareProfile, hardware_registry
+from models.hardware import hardware_registry
 from models.loading import set_path
 from models.scenario import Scenario
 from sim.dashboard.fields import field_spec, validated
+from sim.dashboard.rescale import (
+    decode_tps,
+    mean_tool_calls,
+    mean_tool_time_s,
+    scaled_distribution,
+    with_hardware,
+)
 
 Table = dict[str, Any]
 
@@ -98,75 +101,6 @@ def log_options(low: float, high: float, extra: tuple[float, ...] = ()) -> list[
     for decade in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1):
         grid.update(float(f"{m * 10.0**decade:.12g}") for m in _NICE_MANTISSAS)
     return sorted(v for v in grid if low <= v <= high or v in extra)
-
-
-def decode_tps(scenario: Scenario) -> float:
-    """The decode speed that sets decode time: 1 / E[1/rate] (tokens/s)."""
-    return 1.0 / scenario.inference.decode_tps.mean_reciprocal()
-
-
-def mean_tool_time_s(scenario: Scenario) -> float:
-    """Mean client time of one tool call over the tool mix (s)."""
-    tools = scenario.workload.tools
-    total = sum(tool.weight for tool in tools)
-    return sum(tool.weight * tool.time_s.mean for tool in tools) / total
-
-
-def mean_tool_calls(scenario: Scenario) -> int:
-    """Mean tool calls per rollout, rounded (the final answer is one more request)."""
-    return round(scenario.workload.tool_calls_per_rollout.mean)
-
-
-def scaled_distribution(table: Table, factor: float) -> Table:
-    """A distribution table with every value multiplied by ``factor`` (shape kept)."""
-    kind = table["kind"]
-    if kind == "mixture":
-        return {
-            **table,
-            "components": [scaled_distribution(c, factor) for c in table["components"]],
-        }
-    if kind not in _SCALE_KEYS:
-        raise ScenarioError(f"distribution kind = {kind!r}: cannot be rescaled")
-    return {**table, **{key: _times(table[key], factor) for key in _SCALE_KEYS[kind]}}
-
-
-def with_decode_tps(scenario: Scenario, tps: float) -> Scenario:
-    """``scenario`` with its decode-rate distribution rescaled to ``tps`` (no revalidation)."""
-    table = scenario.inference.decode_tps.model_dump(mode="json", by_alias=True)
-    scaled = _DISTRIBUTION.validate_python(scaled_distribution(table, tps / decode_tps(scenario)))
-    inference = scenario.inference.model_copy(update={"decode_tps": scaled})
-    return scenario.model_copy(update={"inference": inference})
-
-
-def with_tool_calls(scenario: Scenario, calls: int) -> Scenario:
-    """``scenario`` with a constant number of tool calls per rollout (no revalidation)."""
-    workload = scenario.workload.model_copy(
-        update={"tool_calls_per_rollout": Constant(value=calls)}
-    )
-    return scenario.model_copy(update={"workload": workload})
-
-
-def with_hardware(data: Table, name: str) -> None:
-    """Switch the inference section to a hardware profile: its rates replace the current ones."""
-    inference = {k: v for k, v in data["inference"].items() if k not in _PROFILE_FIELDS}
-    data["inference"] = {**inference, "hardware": name}
-
-
-_SCALE_KEYS = {
-    "constant": ("value",),
-    "exponential": ("mean",),
-    "lognormal": ("median",),
-    "uniform": ("low", "high"),
-    "empirical": ("values",),
-}
-_PROFILE_FIELDS = frozenset(HardwareProfile.model_fields)
-_DISTRIBUTION: TypeAdapter[Any] = TypeAdapter(Distribution)
-
-
-def _times(value: float | list[float], factor: float) -> float | list[float]:
-    if isinstance(value, list):
-        return [v * factor for v in value]
-    return value * factor
 
 
 def _write_decode(data: Table, scenario: Scenario, tps: float) -> None:

@@ -10,7 +10,7 @@ from models.errors import ScenarioError
 from sim.dashboard import sweeps
 from sim.dashboard.cache import sweep_png, sweep_results
 from sim.sweep.labels import default_metric
-from sim.sweep.plots import Results as SweepResults
+from sim.sweep.results_table import Results as SweepResults
 
 RESULTS_ROOT = "results"
 

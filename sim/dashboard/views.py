@@ -16,8 +16,8 @@ from sim.dashboard.cache import (
     scaling_curves,
     simulate_all,
 )
-from sim.dashboard.knobs import decode_tps, mean_tool_calls, with_decode_tps, with_tool_calls
 from sim.dashboard.panel import follow
+from sim.dashboard.rescale import decode_tps, mean_tool_calls, with_decode_tps, with_tool_calls
 from sim.engine.transports import Transport
 
 DEFAULT_ROLLOUTS = 500

@@ -25,7 +25,8 @@ from sim.analysis.results import flatten as flat_json
 from sim.analysis.run import Run
 from sim.analysis.summary import compare, summarize
 from sim.engine.transports import Transport
-from sim.sweep.sweepfile import Axis, SweepFile
+from sim.sweep.axes import Axis
+from sim.sweep.sweepfile import SweepFile
 
 POINT = "point"
 TRANSPORT = "transport"
