@@ -71,8 +71,11 @@ class Simulation:
         window: tuple[float, float],
         contended: bool,
         faults: np.random.Generator,
+        record_starts: bool = True,
     ) -> None:
         self.scenario, self.transport, self.replication = scenario, transport, replication
+        self.record_starts = record_starts
+        """Record each turn's start time (for traces); a large fleet saves the memory."""
         self.window_start_s, self.window_end_s = window
         self.env = simpy.Environment()
         self.faults = faults
@@ -153,9 +156,11 @@ class Simulation:
     ) -> Generator[simpy.Event, Any, None]:
         env = self.env
         cold_flag, start_at_s = block.cold_flag, block.start_at_s
+        record_starts = self.record_starts
         for turn in turns:
             now_s = env.now
-            start_at_s[turn] = now_s
+            if record_starts:
+                start_at_s[turn] = now_s
             is_cold = connection.is_cold(now_s)
             cold_flag[turn] = is_cold
             segments = block.cold if is_cold else block.warm

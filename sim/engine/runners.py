@@ -40,17 +40,28 @@ def simulate(
     parts = []
     for block_index, first in enumerate(range(0, rollouts, BLOCK_ROLLOUTS)):
         count = min(BLOCK_ROLLOUTS, rollouts - first)
-        faults = stream(scenario.seed, block_index, Draw.CONNECTION_FAULTS)
-        sim = Simulation(scenario, transport, 0, (0.0, np.inf), False, faults)
-        block = sim.block(block_index, count)
-        first = block_index * BLOCK_ROLLOUTS
-        sim.env.process(sim.rollouts(range(first, first + count)))
-        sim.env.run()
-        every = np.ones(count, dtype=bool)
-        parts.append(reduce_block(scenario, transport, block, every, every if keep_turns else None))
+        parts.append(_one_block(scenario, transport, block_index, count, keep_turns))
         if progress is not None:
             progress(count)
     return concatenate(parts)
+
+
+def _one_block(
+    scenario: Scenario, transport: Transport, block_index: int, count: int, keep_turns: bool
+) -> RolloutRecords:
+    """One agent runs one block's rollouts in an environment of their own.
+
+    A function of its own, so the block's working set is freed before the next
+    block is drawn.
+    """
+    faults = stream(scenario.seed, block_index, Draw.CONNECTION_FAULTS)
+    sim = Simulation(scenario, transport, 0, (0.0, np.inf), False, faults)
+    block = sim.block(block_index, count)
+    first = block_index * BLOCK_ROLLOUTS
+    sim.env.process(sim.rollouts(range(first, first + count)))
+    sim.env.run()
+    every = np.ones(count, dtype=bool)
+    return reduce_block(scenario, transport, block, every, every if keep_turns else None)
 
 
 class _Fleet:
@@ -62,7 +73,9 @@ class _Fleet:
         load = scenario.load
         self.window = (load.warmup_s, load.warmup_s + load.duration_s)
         faults = stream(scenario.seed, 0, Draw.CONNECTION_FAULTS, replication)
-        self.sim = Simulation(scenario, transport, replication, self.window, True, faults)
+        self.sim = Simulation(
+            scenario, transport, replication, self.window, True, faults, trace_rollouts > 0
+        )
         self.sim.on_block_done = self._reduce_and_free
         self.arrivals = stream(scenario.seed, 0, Draw.ARRIVALS, replication)
         self.scenario, self.transport = scenario, transport
