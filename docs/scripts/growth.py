@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from functools import cache
 
-import numpy as np
-
 from docs.scripts.markdown import Quote, about, percent, table
 from models.loading import load_scenario
 from models.scenario import Scenario
@@ -30,8 +28,7 @@ MODEL, CALIBRATION = "docs/model.md", "docs/calibration.md"
 def coefficients(s: Scenario) -> dict[str, float]:
     """The symbols of the closed form, from the scenario."""
     w = s.workload
-    weights = np.array([tool.weight for tool in w.tools])
-    tool_output = float(weights @ [tool.output_tokens.mean for tool in w.tools] / weights.sum())
+    tool_output = w.mean_tool_output_tokens()
     return {
         "phi": w.instructions_tokens + w.tool_definitions_tokens,
         "first": w.first_message_tokens,

@@ -175,7 +175,7 @@ def implied_quotes() -> list[Quote]:
     store_kb_per_s = 1 / a.state_store_per_kb_ms * 1000
     state_kb = 30_000 * a.state_bytes_per_token / 1024
     items = 1 + 30 * (w.output_items_per_turn + 1)
-    tool_ms = sum(t.weight * t.time_s.mean for t in w.tools) / sum(t.weight for t in w.tools)
+    tool_ms = w.mean_tool_time_s()
     return [
         (
             PAGE,

@@ -18,9 +18,7 @@ def quotes() -> list[Quote]:
     w = load_scenario(PRESET).workload
     profiles = hardware_registry()
     flagship, cerebras = profiles["gpu-flagship"].decode_tps, profiles["cerebras-class"].decode_tps
-    weights = sum(t.weight for t in w.tools)
-    tool_s = sum(t.weight * t.time_s.mean for t in w.tools) / weights
-    tool_tokens = sum(t.weight * t.output_tokens.mean for t in w.tools) / weights
+    tool_s, tool_tokens = w.mean_tool_time_s(), w.mean_tool_output_tokens()
     return [
         (
             CALIBRATION,

@@ -29,8 +29,7 @@ def _draw_block(scenario: Scenario, block: int, replication: int) -> Turns:
     total = int(calls.sum()) + rollouts
     output = w.output_tokens.sample(rng(Draw.OUTPUT_TOKENS), total)
 
-    weights = np.array([tool.weight for tool in w.tools])
-    kind = rng(Draw.TOOL_KIND).choice(len(w.tools), total, p=weights / weights.sum())
+    kind = rng(Draw.TOOL_KIND).choice(len(w.tools), total, p=w.tool_probabilities())
     time_rng = rng(Draw.TOOL_TIME)
     output_rng = rng(Draw.TOOL_OUTPUT)
     tool_s = np.empty(total)
