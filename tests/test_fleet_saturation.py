@@ -18,7 +18,7 @@ from models.scenario import Scenario
 from models.stages import STAGE_COLUMN, Stage
 from sim.analysis.fleet_summary import fleet_result, offered_load, run_fleet
 from sim.engine.analytic import expect
-from sim.engine.des import Replication
+from sim.engine.replication import Replication
 from sim.engine.transports import Transport
 
 OVERLOAD = (

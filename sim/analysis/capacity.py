@@ -16,7 +16,7 @@ from models.scenario import Scenario
 from sim.analysis.fleet_summary import pool_demand_s, run_fleet
 from sim.analysis.metrics import Metric, Statistic
 from sim.engine.analytic import expect
-from sim.engine.des import Replication
+from sim.engine.replication import Replication
 from sim.engine.transports import Transport
 
 

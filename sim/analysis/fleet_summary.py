@@ -18,8 +18,8 @@ from sim.analysis.fleet_results import FleetStats, LoadPoint, MeanCi
 from sim.analysis.metrics import Metric
 from sim.analysis.results import Estimate, Latency, RunResult
 from sim.engine.analytic import Expectation, expect
-from sim.engine.des import Replication
 from sim.engine.records import concatenate
+from sim.engine.replication import Replication
 from sim.engine.runners import simulate_fleet
 from sim.engine.transports import Transport
 

@@ -2,7 +2,9 @@
 
 One engine serves both uses.  A fleet's turn walks the phases of the stage
 table (``sim.engine.plan``): it takes each phase's pool, waits out the phase
-in one timeout and records every wait.  A single agent meets no other agent,
+in one timeout and records every wait; side holdings (the parallel
+classifiers alongside prefill, overlapped post-inference work) hold their
+pool's server off the turn's path.  A single agent meets no other agent,
 so no pool is ever contended: its turn is the fast path of two timeouts (the
 request, then the tool) while every stage's duration is still recorded.
 """
@@ -10,50 +12,28 @@ request, then the tool) while every stage's duration is still recorded.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import simpy
 
 from models.scenario import Scenario
-from models.stages import Pool, Stage
+from models.stages import Pool, Side
 from sim.engine.blocks import Block
 from sim.engine.connections import Connection, new_connection
-from sim.engine.plan import PHASES, Segments, wait_column
+from sim.engine.plan import PHASES, SIDE_PHASE, Segments, side_wait_column, wait_column
 from sim.engine.pools import Replicas, ServerPool, TimeWeighted
-from sim.engine.records import RolloutRecords
 from sim.engine.streams import BLOCK_ROLLOUTS
 from sim.engine.transports import Transport
 
-_POST_PHASE = next(i for i, p in enumerate(PHASES) if Stage.POST in p.stages)
 _LAST = len(PHASES) - 1
-
-
-@dataclass(frozen=True)
-class PoolStats:
-    """Time-weighted statistics of one pool over the measured window."""
-
-    capacity: int
-    utilization: float
-    mean_busy: float
-    mean_waiting: float
-
-
-@dataclass(frozen=True)
-class Replication:
-    """What one fleet replication measured: rollouts that started inside the window."""
-
-    records: RolloutRecords
-    pools: dict[Pool, PoolStats]
-    window_s: float
-    turns_completed: int
-    output_tokens_completed: float
-    rollouts_started: int
-    mean_in_system: float
-    in_system_at_end: int
-    wait_s_by_pool: dict[Pool, float]
-    """Total wait per pool over the measured rollouts' turns."""
+_PARALLEL = Side.PARALLEL_SAFETY
+_OVERLAPPED = Side.OVERLAPPED_POST
+if SIDE_PHASE[_OVERLAPPED] != _LAST or PHASES[SIDE_PHASE[_PARALLEL]].pool is not Pool.INFERENCE:
+    raise ValueError(
+        "the engine joins the parallel classifiers on the inference phase and "
+        "starts overlapped post work with the download"
+    )
 
 
 class Simulation:
@@ -80,6 +60,9 @@ class Simulation:
         self.on_block_done: Callable[[Block], None] = lambda block: None
         self.next_rollout = 0
         self.rollouts_started_in_window = 0
+        self.measured_in_flight = 0
+        self.on_measured_done: Callable[[], None] = lambda: None
+        """Called when a rollout that started inside the window ends."""
         self.turns_completed = 0
         self.output_tokens_completed = 0.0
         self.in_system = TimeWeighted(self.env, *window)
@@ -89,6 +72,10 @@ class Simulation:
             pool: ServerPool(self.env, pool, n, *window) for pool, n in c.servers().items()
         }
         self.replicas = Replicas(c.inference_replicas, c.decode_slowdown_per_stream)
+        self._side_pool = {side: self.pools[side.info.pool] for side in Side}
+        self._parallel_column = side_wait_column(_PARALLEL)
+        parallel_pool = self._side_pool[_PARALLEL]
+        self._release_parallel = lambda _event: parallel_pool.release()
         self._steps = [
             (
                 self.pools[phase.pool] if phase.pool is not None else None,
@@ -117,8 +104,10 @@ class Simulation:
                 self.next_rollout += 1
             block_index, local = divmod(index, BLOCK_ROLLOUTS)
             block = self.block(block_index)
-            if self.window_start_s <= env.now < self.window_end_s:
+            measured = self.window_start_s <= env.now < self.window_end_s
+            if measured:
                 self.rollouts_started_in_window += 1
+                self.measured_in_flight += 1
             block.started_at_s[local] = env.now
             self.in_system.change(+1)
             connection = new_connection(self.scenario, self.transport, self.faults)
@@ -144,6 +133,9 @@ class Simulation:
                         yield timeout(tool_s[turn])
             block.ended_at_s[local] = env.now
             self.in_system.change(-1)
+            if measured:
+                self.measured_in_flight -= 1
+                self.on_measured_done()
             block.finished += 1
             if block.finished == block.rollouts:
                 self.on_block_done(block)
@@ -178,29 +170,57 @@ class Simulation:
                     yield env.timeout(seconds)
                 continue
             if batched:
-                request, waits[column] = yield from pool.acquire()
+                if not pool.take():
+                    waits[column] = yield from pool.wait()
                 replica, slowdown = self.replicas.join()
                 decode_s = seg.decode_s[t] * slowdown
                 block.stretch_decode()[t] = decode_s
-                yield env.timeout(seconds + decode_s)
+                parallel_s = seg.side_s[_PARALLEL][t]
+                if parallel_s <= 0:
+                    yield env.timeout(seconds + decode_s)
+                elif self._side_pool[_PARALLEL].take():
+                    env.timeout(parallel_s).callbacks.append(self._release_parallel)
+                    yield env.timeout(max(seconds, parallel_s) + decode_s)
+                else:
+                    yield from self._join_parallel(seconds, parallel_s, waits)
+                    yield env.timeout(decode_s)
                 self.replicas.leave(replica)
-                pool.release(request)
+                pool.release()
                 continue
             if seconds > 0:
-                request, waits[column] = yield from pool.acquire()
+                if not pool.take():
+                    waits[column] = yield from pool.wait()
                 nested = seg.nested[index]
                 if nested is not None and nested[3][t]:
                     lead_s, inner_s, trail_s, _ = nested
                     yield env.timeout(lead_s[t])
-                    waits[inner_column] = yield from inner.serve(inner_s[t])
+                    if not inner.take():
+                        waits[inner_column] = yield from inner.wait()
+                    yield env.timeout(inner_s[t])
+                    inner.release()
                     yield env.timeout(trail_s[t])
                 else:
                     yield env.timeout(seconds)
-                pool.release(request)
-            if index == _POST_PHASE and seg.post_overlapped_s[t] > 0:
-                env.process(pool.serve(seg.post_overlapped_s[t]))
+                pool.release()
+        if seg.side_s[_OVERLAPPED][t] > 0:
+            self._side_pool[_OVERLAPPED].hold_aside(seg.side_s[_OVERLAPPED][t])
         download_s = seg.phase_s[_LAST][t]
         if self.window_start_s <= env.now + download_s < self.window_end_s:
             self.turns_completed += 1
             self.output_tokens_completed += block.turns.output_tokens[t]
         return download_s
+
+    def _join_parallel(
+        self, alongside_s: float, parallel_s: float, waits: np.ndarray
+    ) -> Generator[simpy.Event, Any, None]:
+        """Prefill while the parallel classifiers queue for a safety worker, then wait for
+        their verdict; records the delay beyond their own overrun of prefill."""
+        env = self.env
+        done = env.event()
+        self._side_pool[_PARALLEL].hold_aside(parallel_s, lambda _waited_s: done.succeed())
+        yield env.timeout(alongside_s)
+        joined_at_s = env.now
+        if done.callbacks is not None:
+            yield done
+        overrun_s = max(0.0, parallel_s - alongside_s)
+        waits[self._parallel_column] = max(0.0, env.now - joined_at_s - overrun_s)

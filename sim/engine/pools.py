@@ -1,13 +1,16 @@
 """Contended resources with the statistics a queueing person trusts.
 
-A ``ServerPool`` wraps a SimPy resource and keeps time-weighted levels (busy
-servers, waiting requests) over the measured window only, so the warm-up is
-cut; waits are returned to the caller, who records them per turn.
+A ``ServerPool`` is ``capacity`` identical servers with one FIFO queue.  Taking
+a free server and giving one back cost no SimPy event (only a wait does), so a
+turn that meets no queue pays for its timeouts and nothing else.  Time-weighted
+levels (busy servers, waiting requests) are integrated over the measured window
+only, so the warm-up is cut; waits are returned to the caller, who records them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections import deque
+from collections.abc import Callable, Generator
 from typing import Any
 
 import simpy
@@ -40,10 +43,14 @@ class TimeWeighted:
         self._changed_at_s = now_s
         self._level += delta
 
+    def area(self) -> float:
+        """The integral of the level from the window's start up to now (or its end)."""
+        self._accumulate(self._env.now)
+        return self._area
+
     def mean(self) -> float:
         """Time-average of the level over the window (call after the run)."""
-        self._accumulate(self._env.now)
-        return self._area / (self._end_s - self._start_s)
+        return self.area() / (self._end_s - self._start_s)
 
     def _accumulate(self, now_s: float) -> None:
         begin = max(self._changed_at_s, self._start_s)
@@ -54,44 +61,77 @@ class TimeWeighted:
 
 
 class ServerPool:
-    """``capacity`` identical servers with one FIFO queue."""
+    """``capacity`` identical servers with one FIFO queue.
+
+    ``take`` gives a free server at once (no event); ``wait`` queues for one;
+    ``release`` hands the server straight to the first in the queue, so the
+    pool never has a free server while someone waits.
+    """
 
     def __init__(
         self, env: simpy.Environment, name: Pool, capacity: int, start_s: float, end_s: float
     ) -> None:
         self.name = name
         self.capacity = capacity
+        self.free = capacity
         self._env = env
-        self._resource = simpy.Resource(env, capacity)
+        self._queue: deque[simpy.Event] = deque()
         self.busy = TimeWeighted(env, start_s, end_s)
         self.waiting = TimeWeighted(env, start_s, end_s)
 
-    def serve(self, service_s: float) -> Generator[simpy.Event, Any, float]:
-        """Hold one server for ``service_s``; returns the time spent waiting for it."""
-        arrived_s = self._env.now
-        self.waiting.change(+1)
-        with self._resource.request() as granted:
-            yield granted
-            self.waiting.change(-1)
+    def take(self) -> bool:
+        """Take a free server if there is one (the caller then holds it until ``release``)."""
+        if self.free:
+            self.free -= 1
             self.busy.change(+1)
-            waited_s = self._env.now - arrived_s
-            yield self._env.timeout(service_s)
-            self.busy.change(-1)
-        return waited_s
+            return True
+        return False
 
-    def acquire(self) -> Generator[simpy.Event, Any, tuple[simpy.Resource, float]]:
-        """Take one server until ``release``; returns the request and the wait."""
+    def wait(self) -> Generator[simpy.Event, Any, float]:
+        """Queue for a server (after ``take`` failed); returns the time waited."""
         arrived_s = self._env.now
+        granted = self._env.event()
+        self._queue.append(granted)
         self.waiting.change(+1)
-        request = self._resource.request()
-        yield request
-        self.waiting.change(-1)
-        self.busy.change(+1)
-        return request, self._env.now - arrived_s
+        yield granted
+        return self._env.now - arrived_s
 
-    def release(self, request: simpy.Event) -> None:
-        self.busy.change(-1)
-        self._resource.release(request)
+    def acquire(self) -> Generator[simpy.Event, Any, float]:
+        """Take a server, waiting if none is free; returns the time waited."""
+        if self.take():
+            return 0.0
+        return (yield from self.wait())
+
+    def release(self) -> None:
+        if self._queue:
+            self.waiting.change(-1)
+            self._queue.popleft().succeed()
+        else:
+            self.free += 1
+            self.busy.change(-1)
+
+    def hold_aside(self, service_s: float, done: Callable[[float], None] | None = None) -> None:
+        """Hold a server for ``service_s`` off the caller's path (no process of its own);
+        ``done(waited_s)`` is called when the server is given back."""
+        env = self._env
+
+        def finish(waited_s: float) -> None:
+            self.release()
+            if done is not None:
+                done(waited_s)
+
+        if self.take():
+            env.timeout(service_s).callbacks.append(lambda _: finish(0.0))
+            return
+        arrived_s = env.now
+        granted = env.event()
+        granted.callbacks.append(
+            lambda _: env.timeout(service_s).callbacks.append(
+                lambda _: finish(env.now - service_s - arrived_s)
+            )
+        )
+        self._queue.append(granted)
+        self.waiting.change(+1)
 
     def utilization(self) -> float:
         """Time-average busy servers over capacity, in the measured window."""

@@ -1,0 +1,102 @@
+"""What one fleet replication measured, and the same measurement from a later start.
+
+The engine snapshots every time-weighted level and every counter at equally
+spaced checkpoints of the measured window, so a warm-up detected after the run
+(``sim.analysis.warmup``) can be cut from the levels and the throughput as well
+as from the rollouts, without simulating again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from models.stages import POOLS, Pool
+from sim.engine.records import RolloutRecords, select
+
+CHECKPOINTS = 60
+"""Equal parts of the measured window; a detected warm-up is cut at one of their edges."""
+
+
+@dataclass(frozen=True)
+class PoolStats:
+    """Time-weighted statistics of one pool over the measured window."""
+
+    capacity: int
+    utilization: float
+    mean_busy: float
+    mean_waiting: float
+
+
+@dataclass(frozen=True)
+class Checkpoints:
+    """Cumulative values at ``times_s``: level integrals (server-seconds) and counts."""
+
+    times_s: np.ndarray
+    busy: dict[Pool, np.ndarray]
+    waiting: dict[Pool, np.ndarray]
+    in_system: np.ndarray
+    turns_completed: np.ndarray
+    output_tokens_completed: np.ndarray
+    rollouts_started: np.ndarray
+
+
+@dataclass(frozen=True)
+class Replication:
+    """What one fleet replication measured: rollouts that started inside the window."""
+
+    records: RolloutRecords
+    pools: dict[Pool, PoolStats]
+    window_s: float
+    turns_completed: int
+    output_tokens_completed: float
+    rollouts_started: int
+    mean_in_system: float
+    in_system_at_end: int
+    checkpoints: Checkpoints
+
+    @property
+    def window_start_s(self) -> float:
+        return float(self.checkpoints.times_s[0])
+
+    @property
+    def wait_s_by_pool(self) -> dict[Pool, float]:
+        """Total wait per pool over the measured rollouts' turns."""
+        waits = self.records.pool_wait_s
+        return {pool: float(waits[:, i].sum()) for i, pool in enumerate(POOLS)}
+
+    def since(self, cut_s: float) -> Replication:
+        """The measurement restricted to the part of the window from the first checkpoint
+        at or after ``cut_s``: rollouts started from then, levels and counts from then."""
+        c = self.checkpoints
+        k = min(int(np.searchsorted(c.times_s, cut_s - 1e-9)), c.times_s.size - 2)
+        if k <= 0:
+            return self
+        span_s = float(c.times_s[-1] - c.times_s[k])
+
+        def mean(cumulative: np.ndarray) -> float:
+            return float(cumulative[-1] - cumulative[k]) / span_s
+
+        def count(cumulative: np.ndarray) -> float:
+            return float(cumulative[-1] - cumulative[k])
+
+        pools = {
+            pool: replace(
+                stats,
+                utilization=mean(c.busy[pool]) / stats.capacity,
+                mean_busy=mean(c.busy[pool]),
+                mean_waiting=mean(c.waiting[pool]),
+            )
+            for pool, stats in self.pools.items()
+        }
+        return replace(
+            self,
+            records=select(self.records, self.records.started_at_s >= c.times_s[k]),
+            pools=pools,
+            window_s=span_s,
+            turns_completed=int(count(c.turns_completed)),
+            output_tokens_completed=count(c.output_tokens_completed),
+            rollouts_started=int(count(c.rollouts_started)),
+            mean_in_system=mean(c.in_system),
+        )
