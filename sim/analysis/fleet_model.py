@@ -59,6 +59,8 @@ class FleetPoint:
     """Seconds per rollout at each pool: its demand plus every wait for it."""
     path_wait_s: dict[Pool, float]
     """Seconds per rollout the critical path waits for each pool (the queue stage)."""
+    wait_probability: dict[Pool, float]
+    """Probability that a request finds every server of the pool busy."""
     decode_s: float
     """Decode seconds per rollout, stretched by the batch."""
     stable: bool = True
@@ -145,6 +147,7 @@ class _Network:
             queue_length={p: float(rate * wait[i]) for i, p in enumerate(POOLS)},
             residence_s={p: float(held[i] + wait[i]) for i, p in enumerate(POOLS)},
             path_wait_s={p: float(path_wait[i]) for i, p in enumerate(POOLS)},
+            wait_probability={p: float(probability[i]) for i, p in enumerate(POOLS)},
             decode_s=float(d.decode_s + demand[_INFERENCE] - self.base_s[_INFERENCE]),
         )
 
@@ -198,6 +201,7 @@ def _unstable(net: _Network, rate: float, demand_s: np.ndarray) -> FleetPoint:
         queue_length=infinite,
         residence_s=infinite,
         path_wait_s=infinite,
+        wait_probability={p: 1.0 for p in POOLS},
         decode_s=float("inf"),
         stable=False,
     )

@@ -10,7 +10,8 @@ import pandas as pd
 
 from models.scenario import Scenario
 from models.stages import POOLS
-from sim.analysis.capacity import SLO_METRICS, CapacityResult, Slo, SloMetric, search, with_agents
+from sim.analysis.capacity import SLO_METRICS, CapacityResult, Slo, SloMetric, with_agents
+from sim.analysis.capacity_search import search
 from sim.analysis.fleet_summary import fleet_result, run_fleet
 from sim.analysis.load_points import parse_points
 from sim.analysis.metrics import Statistic

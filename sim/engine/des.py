@@ -4,9 +4,12 @@ One engine serves both uses.  A fleet's turn walks the phases of the stage
 table (``sim.engine.plan``): it takes each phase's pool, waits out the phase
 in one timeout and records every wait; side holdings (the parallel
 classifiers alongside prefill, overlapped post-inference work) hold their
-pool's server off the turn's path.  A single agent meets no other agent,
-so no pool is ever contended: its turn is the fast path of two timeouts (the
-request, then the tool) while every stage's duration is still recorded.
+pool's server off the turn's path.  The phases that hold no pool at the end of
+one turn and the start of the next (download, tool, then building, connecting
+and uploading the next request) are one timeout.  A single agent meets no
+other agent, so no pool is ever contended: its turn is the fast path of two
+timeouts (the request, then the tool) while every stage's duration is still
+recorded.
 """
 
 from __future__ import annotations
@@ -29,10 +32,16 @@ from sim.engine.transports import Transport
 _LAST = len(PHASES) - 1
 _PARALLEL = Side.PARALLEL_SAFETY
 _OVERLAPPED = Side.OVERLAPPED_POST
-if SIDE_PHASE[_OVERLAPPED] != _LAST or PHASES[SIDE_PHASE[_PARALLEL]].pool is not Pool.INFERENCE:
+if (
+    SIDE_PHASE[_OVERLAPPED] != _LAST
+    or PHASES[SIDE_PHASE[_PARALLEL]].pool is not Pool.INFERENCE
+    or PHASES[0].pool is not None
+    or PHASES[_LAST].pool is not None
+):
     raise ValueError(
-        "the engine joins the parallel classifiers on the inference phase and "
-        "starts overlapped post work with the download"
+        "the engine expects a request to open and close with phases that hold no pool, "
+        "joins the parallel classifiers on the inference phase and starts overlapped post "
+        "work with the download"
     )
 
 
@@ -84,7 +93,7 @@ class Simulation:
                 wait_column(phase, nested=True) if phase.inner is not None else -1,
                 phase.pool is Pool.INFERENCE,
             )
-            for phase in PHASES[:_LAST]
+            for phase in PHASES[1:_LAST]
         ]
 
     def block(self, index: int, rollouts: int = BLOCK_ROLLOUTS) -> Block:
@@ -94,76 +103,92 @@ class Simulation:
             )
         return self.blocks[index]
 
-    def rollouts(self, indices: Iterable[int | None]) -> Generator[simpy.Event, Any, None]:
-        """Run rollouts one after another, turn by turn (None: the next rollout)."""
+    def rollouts(self, indices: Iterable[int]) -> Generator[simpy.Event, Any, None]:
+        """One agent without contention runs rollouts one after another, turn by turn."""
         env, timeout = self.env, self.env.timeout
-        contended = self.contended
         for index in indices:
-            if index is None:
-                index = self.next_rollout
-                self.next_rollout += 1
-            block_index, local = divmod(index, BLOCK_ROLLOUTS)
-            block = self.block(block_index)
-            measured = self.window_start_s <= env.now < self.window_end_s
-            if measured:
-                self.rollouts_started_in_window += 1
-                self.measured_in_flight += 1
-            block.started_at_s[local] = env.now
-            self.in_system.change(+1)
-            connection = new_connection(self.scenario, self.transport, self.faults)
-            turns = range(block.offsets[local], block.offsets[local + 1])
-            if contended:
-                yield from self._contended_turns(block, turns, connection)
-            else:
-                # The fast path, inline (one generator less per event): request, then tool.
-                cold_flag, start_at_s = block.cold_flag, block.start_at_s
-                is_cold_at, release = connection.is_cold, connection.release
-                cold_request_s, warm_request_s = block.cold.request_s, block.warm.request_s
-                tool_s = block.warm.tool_s
-                for turn in turns:
-                    now_s = env.now
-                    start_at_s[turn] = now_s
-                    if is_cold_at(now_s):
-                        cold_flag[turn] = 1.0
-                        yield timeout(cold_request_s[turn])
-                    else:
-                        yield timeout(warm_request_s[turn])
-                    release(env.now)
-                    if tool_s[turn] > 0:
-                        yield timeout(tool_s[turn])
-            block.ended_at_s[local] = env.now
-            self.in_system.change(-1)
-            if measured:
-                self.measured_in_flight -= 1
-                self.on_measured_done()
-            block.finished += 1
-            if block.finished == block.rollouts:
-                self.on_block_done(block)
+            block, local, measured, connection = self._begin(index)
+            # The fast path, inline (one generator less per event): request, then tool.
+            cold_flag, start_at_s = block.cold_flag, block.start_at_s
+            is_cold_at, release = connection.is_cold, connection.release
+            cold_request_s, warm_request_s = block.cold.request_s, block.warm.request_s
+            tool_s = block.warm.tool_s
+            for turn in range(block.offsets[local], block.offsets[local + 1]):
+                now_s = env.now
+                start_at_s[turn] = now_s
+                if is_cold_at(now_s):
+                    cold_flag[turn] = 1.0
+                    yield timeout(cold_request_s[turn])
+                else:
+                    yield timeout(warm_request_s[turn])
+                release(env.now)
+                if tool_s[turn] > 0:
+                    yield timeout(tool_s[turn])
+            self._end(block, local, measured)
 
-    def _contended_turns(
-        self, block: Block, turns: range, connection: Connection
-    ) -> Generator[simpy.Event, Any, None]:
+    def fleet_rollout(self) -> Generator[simpy.Event, Any, None]:
+        """The next rollout of a fleet, contending for the pools, turn by turn."""
         env = self.env
+        index = self.next_rollout
+        self.next_rollout += 1
+        block, local, measured, connection = self._begin(index)
         cold_flag, start_at_s = block.cold_flag, block.start_at_s
-        for turn in turns:
-            now_s = env.now
-            start_at_s[turn] = now_s
-            is_cold = connection.is_cold(now_s)
-            cold_flag[turn] = is_cold
-            segments = block.cold if is_cold else block.warm
-            download_s = yield from self._contended_turn(block, segments, turn)
-            connection.release(env.now + download_s)
-            # The download and the tool hold no pool: one timeout for both.
-            gap_s = download_s + segments.tool_s[turn]
+        first, end = block.offsets[local], block.offsets[local + 1]
+        turn, now_s = first, env.now
+        start_at_s[turn] = now_s
+        cold = connection.is_cold(now_s)
+        cold_flag[turn] = cold
+        seg = block.cold if cold else block.warm
+        gap_s = seg.phase_s[0][turn]
+        while True:
             if gap_s > 0:
                 yield env.timeout(gap_s)
+            download_s = yield from self._contended_turn(block, seg, turn)
+            connection.release(env.now + download_s)
+            gap_s = download_s + seg.tool_s[turn]
+            turn += 1
+            if turn == end:
+                break
+            # The next request starts after the download and the tool: its variant is
+            # known now (a connection's state moves only with this agent's requests).
+            start_s = env.now + gap_s
+            start_at_s[turn] = start_s
+            cold = connection.is_cold(start_s)
+            cold_flag[turn] = cold
+            seg = block.cold if cold else block.warm
+            gap_s += seg.phase_s[0][turn]
+        if gap_s > 0:
+            yield env.timeout(gap_s)
+        self._end(block, local, measured)
+
+    def _begin(self, index: int) -> tuple[Block, int, bool, Connection]:
+        block_index, local = divmod(index, BLOCK_ROLLOUTS)
+        block = self.block(block_index)
+        now_s = self.env.now
+        measured = self.window_start_s <= now_s < self.window_end_s
+        if measured:
+            self.rollouts_started_in_window += 1
+            self.measured_in_flight += 1
+        block.started_at_s[local] = now_s
+        self.in_system.change(+1)
+        return block, local, measured, new_connection(self.scenario, self.transport, self.faults)
+
+    def _end(self, block: Block, local: int, measured: bool) -> None:
+        block.ended_at_s[local] = self.env.now
+        self.in_system.change(-1)
+        if measured:
+            self.measured_in_flight -= 1
+            self.on_measured_done()
+        block.finished += 1
+        if block.finished == block.rollouts:
+            self.on_block_done(block)
 
     def _contended_turn(
         self, block: Block, seg: Segments, t: int
     ) -> Generator[simpy.Event, Any, float]:
-        """One request up to its download, which it returns (the caller waits it out)."""
+        """One request from its first pool up to its download, which it returns."""
         env, waits = self.env, block.wait_s[t]
-        for index, (pool, column, inner, inner_column, batched) in enumerate(self._steps):
+        for index, (pool, column, inner, inner_column, batched) in enumerate(self._steps, 1):
             seconds = seg.phase_s[index][t]
             if pool is None:
                 if seconds > 0:

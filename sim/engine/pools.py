@@ -19,15 +19,19 @@ from models.stages import Pool
 
 
 class TimeWeighted:
-    """The time integral of a level over the window [start_s, end_s]."""
+    """The time integral of a level over the window [start_s, end_s].
+
+    With the level's changes d_i at times t_i (clipped to the window), the integral
+    up to a time t in the window is ``level(t) t - sum(d_i t_i)``: a change costs one
+    clip and one multiply-add.
+    """
 
     def __init__(self, env: simpy.Environment, start_s: float, end_s: float) -> None:
         self._env = env
         self._start_s = start_s
         self._end_s = end_s
         self._level = 0
-        self._changed_at_s = 0.0
-        self._area = 0.0
+        self._offset = 0.0
 
     @property
     def level(self) -> int:
@@ -35,29 +39,22 @@ class TimeWeighted:
 
     def change(self, delta: int) -> None:
         now_s = self._env.now
-        # Inlined _accumulate: this runs several times per simulated turn.
-        begin = self._changed_at_s if self._changed_at_s > self._start_s else self._start_s
-        end = now_s if now_s < self._end_s else self._end_s
-        if end > begin:
-            self._area += self._level * (end - begin)
-        self._changed_at_s = now_s
+        at_s = (
+            self._start_s
+            if now_s < self._start_s
+            else (self._end_s if now_s > self._end_s else now_s)
+        )
+        self._offset += delta * at_s
         self._level += delta
 
     def area(self) -> float:
         """The integral of the level from the window's start up to now (or its end)."""
-        self._accumulate(self._env.now)
-        return self._area
+        now_s = min(max(self._env.now, self._start_s), self._end_s)
+        return self._level * now_s - self._offset
 
     def mean(self) -> float:
         """Time-average of the level over the window (call after the run)."""
         return self.area() / (self._end_s - self._start_s)
-
-    def _accumulate(self, now_s: float) -> None:
-        begin = max(self._changed_at_s, self._start_s)
-        end = min(now_s, self._end_s)
-        if end > begin:
-            self._area += self._level * (end - begin)
-        self._changed_at_s = now_s
 
 
 class ServerPool:

@@ -73,30 +73,40 @@ class Replication:
         k = min(int(np.searchsorted(c.times_s, cut_s - 1e-9)), c.times_s.size - 2)
         if k <= 0:
             return self
-        span_s = float(c.times_s[-1] - c.times_s[k])
+        kept = Checkpoints(
+            times_s=c.times_s[k:],
+            busy={pool: area[k:] for pool, area in c.busy.items()},
+            waiting={pool: area[k:] for pool, area in c.waiting.items()},
+            in_system=c.in_system[k:],
+            turns_completed=c.turns_completed[k:],
+            output_tokens_completed=c.output_tokens_completed[k:],
+            rollouts_started=c.rollouts_started[k:],
+        )
+        span_s = float(kept.times_s[-1] - kept.times_s[0])
 
         def mean(cumulative: np.ndarray) -> float:
-            return float(cumulative[-1] - cumulative[k]) / span_s
+            return float(cumulative[-1] - cumulative[0]) / span_s
 
         def count(cumulative: np.ndarray) -> float:
-            return float(cumulative[-1] - cumulative[k])
+            return float(cumulative[-1] - cumulative[0])
 
         pools = {
             pool: replace(
                 stats,
-                utilization=mean(c.busy[pool]) / stats.capacity,
-                mean_busy=mean(c.busy[pool]),
-                mean_waiting=mean(c.waiting[pool]),
+                utilization=mean(kept.busy[pool]) / stats.capacity,
+                mean_busy=mean(kept.busy[pool]),
+                mean_waiting=mean(kept.waiting[pool]),
             )
             for pool, stats in self.pools.items()
         }
         return replace(
             self,
-            records=select(self.records, self.records.started_at_s >= c.times_s[k]),
+            records=select(self.records, self.records.started_at_s >= kept.times_s[0]),
             pools=pools,
             window_s=span_s,
-            turns_completed=int(count(c.turns_completed)),
-            output_tokens_completed=count(c.output_tokens_completed),
-            rollouts_started=int(count(c.rollouts_started)),
-            mean_in_system=mean(c.in_system),
+            turns_completed=int(count(kept.turns_completed)),
+            output_tokens_completed=count(kept.output_tokens_completed),
+            rollouts_started=int(count(kept.rollouts_started)),
+            mean_in_system=mean(kept.in_system),
+            checkpoints=kept,
         )

@@ -102,16 +102,18 @@ class _Fleet:
         if closed and self.sim.measured_in_flight == 0 and not self.stop.triggered:
             self.stop.succeed()
 
-    def _rollout(self) -> Generator[simpy.Event, Any, None]:
+    def _note_first_measured(self) -> None:
+        """The first rollout to start inside the window (the trace's sample starts there)."""
         if self.first_measured is None and self.sim.env.now >= self.window[0]:
             self.first_measured = self.sim.next_rollout
-        yield from self.sim.rollouts((None,))
 
     def _closed_agent(self) -> Generator[simpy.Event, Any, None]:
-        env, load = self.sim.env, self.scenario.load
+        sim, load = self.sim, self.scenario.load
+        env = sim.env
         yield env.timeout(self.arrivals.uniform(0.0, load.start_stagger_s))
         while True:
-            yield from self._rollout()
+            self._note_first_measured()
+            yield from sim.fleet_rollout()
             yield env.timeout(float(load.think_time_s.sample(self.arrivals, 1)[0]))
 
     def _open_arrivals(self) -> Generator[simpy.Event, Any, None]:
@@ -119,7 +121,8 @@ class _Fleet:
         mean_gap_s = 1.0 / self.scenario.load.rollouts_per_s
         while True:
             yield env.timeout(self.arrivals.exponential(mean_gap_s))
-            env.process(self._rollout())
+            self._note_first_measured()
+            env.process(self.sim.fleet_rollout())
 
     def _checkpoints(self, drain_limit_s: float) -> Generator[simpy.Event, Any, None]:
         """Snapshot the levels and counters at each checkpoint; stop after the drain limit."""
