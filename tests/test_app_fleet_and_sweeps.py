@@ -27,15 +27,30 @@ def test_fleet_preset_starts_with_a_note_and_single_agent_views(app: AppTest) ->
     assert shown(app) == single
 
 
-def test_the_load_view_simulates_the_fleet_and_finds_a_capacity(app: AppTest) -> None:
+def load_charts(app: AppTest) -> list[str]:
+    """The specs of the load view's two charts (latency, utilization), as JSON text."""
+    specs = [chart.proto.spec for chart in app.get("vega_lite_chart")]
+    return [spec for spec in specs if "concurrent agents" in spec]
+
+
+SIMULATED_LINE = '"point": true'
+"""The mark of the simulated points on the latency chart (the model's line has none)."""
+
+
+def test_the_load_view_draws_the_model_then_simulates_and_finds_a_capacity(app: AppTest) -> None:
+    """The analytic curves are there before any button; the DES adds its points to the
+    same two charts; the capacity search answers within the bound it was given."""
     for field, value in (("duration_s", 20.0), ("warmup_s", 5.0), ("replications", 2)):
         app.number_input(key=f"field:load.{field}").set_value(value)
     app.run()
-    charts_before = len(app.get("vega_lite_chart"))
     app.text_input(key="load:agents").set_value("2, 4").run()
+    latency, _ = load_charts(app)
+    assert "analytic mean" in latency and SIMULATED_LINE not in latency
+    assert any("Analytic estimate: http" in caption.value for caption in app.caption)
     button(app, "Simulate the fleet").click().run()
     assert_clean(app)
-    assert len(app.get("vega_lite_chart")) == charts_before + 2
+    latency, _ = load_charts(app)
+    assert SIMULATED_LINE in latency
     app.number_input(key="capacity:max_agents").set_value(8).run()
     button(app, "Find the capacity").click().run()
     assert_clean(app)
