@@ -86,6 +86,11 @@ class _Network:
         self.path_visits = np.array([p.path_visits for p in pools]) / self.visits
         self.before_visits = np.array([p.visits_before_first_token for p in pools])
         self.joined = demand.pools[Pool.SAFETY].joined_visits
+        # Of the waits a turn's path makes at a pool, the share before the first token
+        # (the parallel classifiers gate the first token).
+        gating = self.before_visits + np.array([p.joined_visits for p in pools])
+        on_path = np.array([p.path_visits + p.joined_visits for p in pools])
+        self.before_share = np.divide(gating, on_path, out=np.zeros_like(gating), where=on_path > 0)
 
     def exposed_s(self, wait: np.ndarray, probability: np.ndarray) -> np.ndarray:
         """Per rollout: what the parallel classifiers' waits add to the turns' paths."""
@@ -132,12 +137,15 @@ class _Network:
         cycle_s = path_cycle_s if agents is None else max(path_cycle_s, agents / rate)
         path_wait = wait * self.path_visits
         path_wait[_SAFETY] += exposed
-        path_wait[int(np.argmax(demand / self.servers))] += cycle_s - path_cycle_s
+        bottleneck = int(np.argmax(demand / self.servers))
+        beyond_s = cycle_s - path_cycle_s
+        path_wait[bottleneck] += beyond_s
         held = demand.copy()
         # The slot stays taken while the classifiers finish; past saturation more turns
         # would hold one than there are, and the rest wait for a slot instead.
         held[_INFERENCE] = min(demand[_INFERENCE] + exposed, self.servers[_INFERENCE] / rate)
         first_token = (wait / self.visits) @ self.before_visits + exposed
+        first_token += beyond_s * self.before_share[bottleneck]
         return FleetPoint(
             agents=agents,
             rollouts_per_s=rate,
