@@ -5,7 +5,7 @@ Three populations per transport put the bottleneck (the safety classifiers) near
 after the preset's 60 s warm-up: 2 replications over HTTP (about 500, 950 and 1,350
 measured rollouts), 1 over WebSocket (about 1,700, 3,200 and 4,600), so the standard
 error of a mean end-to-end time is 1.5% or less, and the 5% tolerance is over three
-standard errors.  Measured errors are 1.2% or less (``docs/load.md``).  Then each
+standard errors.  Measured errors are 1.3% or less (``docs/load.md``).  Then each
 transport runs at twice its N* for 60 s: the throughput there, over the bottleneck's
 demand per server, gives the DES's N*.
 """
