@@ -19,6 +19,8 @@ from support import CliResult, assert_one_line_error
 from models.loading import load_scenario
 from models.stages import POOLS
 from sim.analysis.capacity import SLO_METRICS, Slo, SloMetric, evaluation, with_agents
+from sim.analysis.fleet_demand import fleet_demand
+from sim.analysis.fleet_model import closed_curve
 from sim.analysis.fleet_summary import run_fleet
 from sim.engine.analytic import expect
 from sim.engine.transports import Transport
@@ -75,6 +77,8 @@ BAD_INPUT = {
         ["--agents", "--rates", "exactly one"],
     ),
     "no load points": ([*LOAD], ["--agents", "--rates", "exactly one"]),
+    "zero workers": ([*LOAD, "--agents", "2", "--workers", "0"], ["--workers", "= 0", ">= 1"]),
+    "unknown engine": ([*LOAD, "--agents", "2", "--engine", "fast"], ["engine", "'fast'", "des"]),
     "zero window": (
         [*LOAD, "--agents", "2", "--set", "load.duration_s=0"],
         ["load.duration_s", "= 0", "greater than 0"],
@@ -147,6 +151,7 @@ def test_load_prints_unstable_and_no_mean_past_capacity(cli: Cli) -> None:
     assert not re.search(r"\d", unstable.replace("0.5", "", 1)), unstable
     assert "UNSTABLE" not in stable
     assert re.search(r"\d+\.\d±\d+\.\d\s+\d+\.\d", stable), "e2e mean±h and p95"
+    assert max(len(line) for line in result.stdout.splitlines()) <= 100
     text = " ".join(result.stdout.split())
     assert "UNSTABLE at 0.5 rollouts/s: offered load on the safety pool" in text
     assert "grows without bound" in text
@@ -220,3 +225,26 @@ def test_capacity_answers_with_a_point_estimate_its_interval_and_its_probes(cli:
     assert f"http: capacity {http} agents (point estimate: {http} meet every SLO" in text
     low, high = found["http"]["capacity_ci95_agents"]
     assert f"with 95% confidence the capacity is between {low} and {high} agents" in text
+
+
+def test_load_with_the_analytic_engine_is_the_queueing_model(cli: Cli) -> None:
+    """``--engine analytic``: the same keys, the MVA's means (no percentiles, no intervals),
+    an open point past the safety pool's capacity reported unstable; the table fits 100
+    columns and says which engine made it."""
+    closed = cli("load", "codex-spark:ws", "--agents", "100,900", "--engine", "analytic", "--json")
+    assert closed.exit_code == 0, closed
+    payload = json.loads(closed.stdout)
+    assert payload["engine"] == "analytic-fleet"
+    curve = closed_curve(fleet_demand(load_scenario("codex-spark"), Transport.WS), 900)
+    for point in payload["points"]:
+        expected = curve[point["load"]["agents"] - 1]
+        assert point["e2e_s"]["mean"] == pytest.approx(expected.e2e_s, rel=1e-12)
+        assert point["e2e_s"]["p95"] is None and point["e2e_s"]["ci95"] is None
+        assert point["warmup_cut_s"] is None
+        assert point["utilization"]["safety"]["mean"] == pytest.approx(
+            expected.utilization["safety"], rel=1e-12
+        )
+    table = cli("load", "codex-spark:ws", "--rates", "10,60", "--engine", "analytic")
+    assert table.exit_code == 0, table
+    assert "analytic-fleet" in table.stdout and "UNSTABLE at 60 rollouts/s" in table.stdout
+    assert max(len(line) for line in table.stdout.splitlines()) <= 100

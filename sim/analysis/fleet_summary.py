@@ -138,7 +138,9 @@ def load_point(scenario: Scenario) -> LoadPoint:
 
 
 def fleet_reductions(a: list[Replication], b: list[Replication]) -> dict[Metric, Estimate]:
-    """Reductions of b relative to a, paired by replication (same seeds), t-interval."""
+    """Reductions of b relative to a, paired by replication (same seeds), t-interval; each
+    replication measured from its warm-up cut, as in ``fleet_result``."""
+    a, b = steady_state(a).replications, steady_state(b).replications
     measures = {
         Metric.E2E_REDUCTION: lambda r: r.records.e2e_s.mean(),
         Metric.TTFT_REDUCTION: lambda r: r.records.ttft_sum_s.sum() / r.records.turns.sum(),

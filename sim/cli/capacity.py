@@ -120,8 +120,13 @@ def statement(entry: CapacityResult) -> str:
         head = f"{name}: capacity {n:,} agents (point estimate: {n:,} meet every SLO"
         head += ")" if failing is None else f", {failing:,} do not)"
     low, high = entry.ci95_agents
-    bounds = f"between {low:,} and {high:,}" if high is not None else f"at least {low:,}"
-    text = f"{head}; with 95% confidence the capacity is {bounds} agents"
+    if high == 0:
+        bounds = "0 (1 agent misses them with 95% confidence)"
+    elif high is None:
+        bounds = f"at least {low:,} agents"
+    else:
+        bounds = f"between {low:,} and {high:,} agents"
+    text = f"{head}; with 95% confidence the capacity is {bounds}"
     at = entry.at_capacity
     if at is not None:
         checks = ", ".join(
@@ -132,7 +137,12 @@ def statement(entry: CapacityResult) -> str:
         )
         text += f". At {n:,} agents: {checks}"
     return (
-        f"{text}. {len(entry.evaluations)} probes, {entry.replications} replications; "
+        f"{text}. {_count(len(entry.evaluations), 'probe')}, "
+        f"{_count(entry.replications, 'replication')}; "
         f"analytic estimate {entry.analytic_estimate_agents:,} agents "
         f"(saturation N* = {entry.saturation_agents:,.0f})."
     )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
