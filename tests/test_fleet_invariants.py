@@ -138,10 +138,14 @@ def replication_fields(run: Replication) -> dict[str, object]:
     }
     c = run.checkpoints
     levels = {
-        f"{kind} {pool}": getattr(c, kind)[pool] for kind in ("busy", "waiting") for pool in POOLS
+        f"{kind} {pool}": getattr(c, kind)[pool]
+        for kind in ("busy_s", "waiting_s")
+        for pool in POOLS
     }
     counts = {
-        name: getattr(c, name) for name in c.__dataclass_fields__ if name not in ("busy", "waiting")
+        name: getattr(c, name)
+        for name in c.__dataclass_fields__
+        if name not in ("busy_s", "waiting_s")
     }
     return {**records, **rest, **levels, **counts}
 

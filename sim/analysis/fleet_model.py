@@ -35,7 +35,7 @@ import numpy as np
 
 from models.stages import POOLS, Pool
 from sim.analysis.fleet_demand import FleetDemand
-from sim.analysis.queueing import MvaRows, closed_mva, erlang_c
+from sim.analysis.queueing import MvaRows, closed_mva, erlang_c, mmc_wait_s
 
 _SAFETY, _INFERENCE = POOLS.index(Pool.SAFETY), POOLS.index(Pool.INFERENCE)
 _FIXED_POINT_STEPS = 200
@@ -110,8 +110,9 @@ class _Network:
         """Per row: the demands, with decode stretched by the batch an arrival meets."""
         if rows is None:
             return self.base_s[None, :]
-        demand = np.repeat(self.base_s[None, :], rows.throughput.size, axis=0)
-        demand[:, _INFERENCE] += self.stretch_s(rows.throughput * rows.demand[:, _INFERENCE])
+        demand = np.repeat(self.base_s[None, :], rows.throughput_per_s.size, axis=0)
+        busy = rows.throughput_per_s * rows.demand_s[:, _INFERENCE]
+        demand[:, _INFERENCE] += self.stretch_s(busy)
         return demand
 
     def cycle_s(self, demand: np.ndarray, wait: np.ndarray, probability: np.ndarray) -> np.ndarray:
@@ -194,7 +195,7 @@ def open_point(demand: FleetDemand, rollouts_per_s: float) -> FleetPoint:
         if offered >= servers:
             return _unstable(net, rate, demand_s)
         probability[i] = erlang_c(int(servers), offered)
-        wait[i] = probability[i] * demand_s[i] / (servers - offered)
+        wait[i] = mmc_wait_s(int(servers), offered, demand_s[i])
     return net.point(None, rate, demand_s, wait, probability)
 
 

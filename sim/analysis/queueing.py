@@ -73,9 +73,9 @@ class MvaStep:
 class MvaRows:
     """Every sub-network at one population (rows), for load-dependent demands."""
 
-    throughput: np.ndarray
-    demand: np.ndarray
-    wait: np.ndarray
+    throughput_per_s: np.ndarray
+    demand_s: np.ndarray
+    wait_s: np.ndarray
     wait_probability: np.ndarray
 
 

@@ -83,8 +83,6 @@ class Simulation:
         self.replicas = Replicas(c.inference_replicas, c.decode_slowdown_per_stream)
         self._side_pool = {side: self.pools[side.info.pool] for side in Side}
         self._parallel_column = side_wait_column(_PARALLEL)
-        parallel_pool = self._side_pool[_PARALLEL]
-        self._release_parallel = lambda _event: parallel_pool.release()
         self._steps = [
             (
                 self.pools[phase.pool] if phase.pool is not None else None,
@@ -203,8 +201,9 @@ class Simulation:
                 parallel_s = seg.side_s[_PARALLEL][t]
                 if parallel_s <= 0:
                     yield env.timeout(seconds + decode_s)
-                elif self._side_pool[_PARALLEL].take():
-                    env.timeout(parallel_s).callbacks.append(self._release_parallel)
+                elif self._side_pool[_PARALLEL].free:
+                    # A worker is free: the verdict comes after max(prefill, classifiers).
+                    self._side_pool[_PARALLEL].hold_aside(parallel_s)
                     yield env.timeout(max(seconds, parallel_s) + decode_s)
                 else:
                     yield from self._join_parallel(seconds, parallel_s, waits)
@@ -242,7 +241,7 @@ class Simulation:
         their verdict; records the delay beyond their own overrun of prefill."""
         env = self.env
         done = env.event()
-        self._side_pool[_PARALLEL].hold_aside(parallel_s, lambda _waited_s: done.succeed())
+        self._side_pool[_PARALLEL].hold_aside(parallel_s, done.succeed)
         yield env.timeout(alongside_s)
         joined_at_s = env.now
         if done.callbacks is not None:

@@ -93,12 +93,6 @@ class ServerPool:
         yield granted
         return self._env.now - arrived_s
 
-    def acquire(self) -> Generator[simpy.Event, Any, float]:
-        """Take a server, waiting if none is free; returns the time waited."""
-        if self.take():
-            return 0.0
-        return (yield from self.wait())
-
     def release(self) -> None:
         if self._queue:
             self.waiting.change(-1)
@@ -107,26 +101,24 @@ class ServerPool:
             self.free += 1
             self.busy.change(-1)
 
-    def hold_aside(self, service_s: float, done: Callable[[float], None] | None = None) -> None:
-        """Hold a server for ``service_s`` off the caller's path (no process of its own);
-        ``done(waited_s)`` is called when the server is given back."""
+    def hold_aside(self, service_s: float, done: Callable[[], None] | None = None) -> None:
+        """Hold a server for ``service_s`` off the caller's path, queueing if none is free
+        (callbacks, no process of its own); ``done()`` runs when the server is given back."""
         env = self._env
 
-        def finish(waited_s: float) -> None:
+        def finish(_event: simpy.Event) -> None:
             self.release()
             if done is not None:
-                done(waited_s)
+                done()
+
+        def start(_event: simpy.Event | None = None) -> None:
+            env.timeout(service_s).callbacks.append(finish)
 
         if self.take():
-            env.timeout(service_s).callbacks.append(lambda _: finish(0.0))
+            start()
             return
-        arrived_s = env.now
         granted = env.event()
-        granted.callbacks.append(
-            lambda _: env.timeout(service_s).callbacks.append(
-                lambda _: finish(env.now - service_s - arrived_s)
-            )
-        )
+        granted.callbacks.append(start)
         self._queue.append(granted)
         self.waiting.change(+1)
 

@@ -34,9 +34,12 @@ class Checkpoints:
     """Cumulative values at ``times_s``: level integrals (server-seconds) and counts."""
 
     times_s: np.ndarray
-    busy: dict[Pool, np.ndarray]
-    waiting: dict[Pool, np.ndarray]
-    in_system: np.ndarray
+    busy_s: dict[Pool, np.ndarray]
+    """Busy servers integrated over time (server-seconds)."""
+    waiting_s: dict[Pool, np.ndarray]
+    """Waiting requests integrated over time (request-seconds)."""
+    in_system_s: np.ndarray
+    """Rollouts in the system integrated over time (rollout-seconds)."""
     turns_completed: np.ndarray
     output_tokens_completed: np.ndarray
     rollouts_started: np.ndarray
@@ -75,9 +78,9 @@ class Replication:
             return self
         kept = Checkpoints(
             times_s=c.times_s[k:],
-            busy={pool: area[k:] for pool, area in c.busy.items()},
-            waiting={pool: area[k:] for pool, area in c.waiting.items()},
-            in_system=c.in_system[k:],
+            busy_s={pool: area[k:] for pool, area in c.busy_s.items()},
+            waiting_s={pool: area[k:] for pool, area in c.waiting_s.items()},
+            in_system_s=c.in_system_s[k:],
             turns_completed=c.turns_completed[k:],
             output_tokens_completed=c.output_tokens_completed[k:],
             rollouts_started=c.rollouts_started[k:],
@@ -93,9 +96,9 @@ class Replication:
         pools = {
             pool: replace(
                 stats,
-                utilization=mean(kept.busy[pool]) / stats.capacity,
-                mean_busy=mean(kept.busy[pool]),
-                mean_waiting=mean(kept.waiting[pool]),
+                utilization=mean(kept.busy_s[pool]) / stats.capacity,
+                mean_busy=mean(kept.busy_s[pool]),
+                mean_waiting=mean(kept.waiting_s[pool]),
             )
             for pool, stats in self.pools.items()
         }
@@ -107,6 +110,6 @@ class Replication:
             turns_completed=int(count(kept.turns_completed)),
             output_tokens_completed=count(kept.output_tokens_completed),
             rollouts_started=int(count(kept.rollouts_started)),
-            mean_in_system=mean(kept.in_system),
+            mean_in_system=mean(kept.in_system_s),
             checkpoints=kept,
         )

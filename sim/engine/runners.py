@@ -180,9 +180,9 @@ class _Fleet:
         n = len(pools)
         return Checkpoints(
             times_s=table[:, 0],
-            busy={pool: table[:, 1 + i] for i, pool in enumerate(pools)},
-            waiting={pool: table[:, 1 + n + i] for i, pool in enumerate(pools)},
-            in_system=table[:, 1 + 2 * n],
+            busy_s={pool: table[:, 1 + i] for i, pool in enumerate(pools)},
+            waiting_s={pool: table[:, 1 + n + i] for i, pool in enumerate(pools)},
+            in_system_s=table[:, 1 + 2 * n],
             turns_completed=table[:, 2 + 2 * n],
             output_tokens_completed=table[:, 3 + 2 * n],
             rollouts_started=table[:, 4 + 2 * n],
