@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from models.scenario import Scenario
-from models.stages import FIRST_TOKEN_STAGES, Stage
+from models.stages import FIRST_TOKEN_STAGES, Side, Stage
 
 _MS = 1e-3
 _PER_1K = 1e-3
@@ -72,6 +72,8 @@ class TurnCosts:
     safety_cpu_s: np.ndarray
     post_overlapped_s: np.ndarray
     """Post-inference work done off the critical path (overlapped with the next request)."""
+    safety_parallel_s: np.ndarray
+    """Work of the classifiers that run alongside prefill (part of ``safety_cpu_s``)."""
 
     def select(self, other: TurnCosts, take_self: np.ndarray) -> TurnCosts:
         """Per turn, this turn's costs where ``take_self`` is true, else ``other``'s."""
@@ -85,7 +87,14 @@ class TurnCosts:
             api_cpu_s=np.where(mask, self.api_cpu_s, other.api_cpu_s),
             safety_cpu_s=np.where(mask, self.safety_cpu_s, other.safety_cpu_s),
             post_overlapped_s=np.where(mask, self.post_overlapped_s, other.post_overlapped_s),
+            safety_parallel_s=np.where(mask, self.safety_parallel_s, other.safety_parallel_s),
         )
+
+    def side_s(self, side: Side) -> np.ndarray:
+        """Seconds a side holding keeps its pool's server, per turn."""
+        if side is Side.PARALLEL_SAFETY:
+            return self.safety_parallel_s
+        return self.post_overlapped_s
 
     @property
     def request_s(self) -> np.ndarray:
@@ -202,4 +211,5 @@ def stage_costs(
         api_cpu_s=api_cpu,
         safety_cpu_s=blocking + parallel,
         post_overlapped_s=post_cpu - post,
+        safety_parallel_s=parallel,
     )

@@ -35,7 +35,7 @@ class Load(Section):
         le=86400,
     )
     warmup_s: float = param(
-        "simulated time cut before measuring (the system fills up)",
+        "simulated time always cut before measuring (the system fills up); MSER-5 may cut more",
         "run-length choice",
         ge=0,
         le=86400,
@@ -56,27 +56,35 @@ class Capacity(Section):
 
     api_workers: int = param(
         "API worker pool: validate, state_load, render, route and post each hold one worker",
-        "assumption",
+        "assumption: a cell of 8 hosts x 8 worker processes; docs/load.md",
         ge=1,
         le=10_000_000,
     )
     safety_workers: int = param(
-        "safety-classifier pool: blocking classifiers hold one worker",
-        "assumption",
+        "safety-classifier pool: the blocking classifiers hold one worker, the parallel ones "
+        "another for their whole run alongside prefill",
+        "assumption: half the API workers (accelerator-served classifiers); docs/load.md",
         ge=1,
         le=10_000_000,
     )
     state_store_slots: int = param(
         "concurrent reads the persistent state store serves",
-        "assumption",
+        "assumption: one per API worker, so reads never queue; docs/load.md",
         ge=1,
         le=10_000_000,
     )
     inference_replicas: int = param(
-        "model replicas serving the fleet", "assumption", ge=1, le=1_000_000
+        "model replicas serving the fleet",
+        "assumption: enough that inference is not the bottleneck at the HTTP capacity; "
+        "docs/load.md",
+        ge=1,
+        le=1_000_000,
     )
     streams_per_replica: int = param(
-        "concurrent request streams (batch slots) per replica", "assumption", ge=1, le=4096
+        "concurrent request streams (batch slots) per replica",
+        "assumption: a modest continuous batch; docs/load.md",
+        ge=1,
+        le=4096,
     )
     decode_slowdown_per_stream: float = param(
         "batching curve: per-stream decode rate = rate / (1 + this x (streams on the replica - 1))",

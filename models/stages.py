@@ -1,9 +1,11 @@
 """The stage table: every stage of a turn, in order, and everything the layers need to know of it.
 
 Each stage declares in one place the pool it holds in a fleet, whether it is
-before the first output token, its group, its label and its colour.  The
-engines, the pool-demand estimate, the reports, the trace and the dashboard
-read this table; nothing else says which stage holds which pool.
+before the first output token, its group, its label and its colour.  The side
+table declares the work a turn does off its critical path that still holds a
+pool (the parallel classifiers, overlapped post-inference work).  The engines,
+the fleet models, the reports, the trace and the dashboard read these tables;
+nothing else says which work holds which pool.
 """
 
 from __future__ import annotations
@@ -149,3 +151,56 @@ FIRST_TOKEN_STAGES: tuple[Stage, ...] = tuple(s for s in STAGES if s.info.before
 
 STAGE_COLUMN: dict[Stage, int] = {stage: index for index, stage in enumerate(STAGES)}
 """Column of each stage in a stage matrix (records, expectations)."""
+
+
+class Side(StrEnum):
+    """Work a turn starts off its critical path that still holds a pool's server."""
+
+    PARALLEL_SAFETY = "parallel_safety"
+    OVERLAPPED_POST = "overlapped_post"
+
+    @property
+    def info(self) -> SideInfo:
+        return SIDE_TABLE[self]
+
+
+@dataclass(frozen=True)
+class SideInfo:
+    """Where a side holding runs and what the turn waits for."""
+
+    label: str
+    pool: Pool
+    stage: Stage
+    """The stage whose work it is; for a joined holding, that stage's cost carries its
+    overrun beyond the stages it runs alongside (``max(0, parallel - prefill)`` is part
+    of the ``safety`` stage)."""
+    starts_with: Stage
+    """It asks for its server when this stage starts."""
+    joined_before: Stage | None
+    """The turn waits for it to finish before this stage (None: never waits)."""
+
+    @property
+    def alongside(self) -> tuple[Stage, ...]:
+        """The stages it runs alongside: from ``starts_with`` up to ``joined_before``."""
+        if self.joined_before is None:
+            return ()
+        return STAGES[STAGE_COLUMN[self.starts_with] : STAGE_COLUMN[self.joined_before]]
+
+
+SIDE_TABLE: dict[Side, SideInfo] = {
+    Side.PARALLEL_SAFETY: SideInfo(
+        "parallel safety classifiers", Pool.SAFETY, Stage.SAFETY, Stage.PREFILL, Stage.DECODE
+    ),
+    Side.OVERLAPPED_POST: SideInfo(
+        "post-inference work overlapped with the next request",
+        Pool.API,
+        Stage.POST,
+        Stage.DOWNLOAD,
+        None,
+    ),
+}
+"""The parallel classifiers hold a safety worker alongside prefill, and the first token
+waits for their verdict; over WebSocket, post-inference work holds an API worker after
+the response while the client moves on."""
+
+SIDES: tuple[Side, ...] = tuple(Side)

@@ -51,41 +51,52 @@ def drawn_frames(monkeypatch: pytest.MonkeyPatch) -> dict[str, pd.DataFrame]:
     return frames
 
 
+def simulated(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[frame["source"] == "simulation"]
+
+
 def test_more_agents_load_the_pools_more_and_http_loads_the_classifiers_most(
     app: AppTest, drawn_frames: dict[str, pd.DataFrame]
 ) -> None:
     """One classifier worker for the whole cell, so that a handful of agents shows the
-    bottleneck: HTTP classifies the whole history every turn, WebSocket the new input."""
+    bottleneck: HTTP classifies the whole history every turn, WebSocket the new input.
+    The model's curves are drawn before any button; the simulation adds its points."""
     fields = (("duration_s", 20.0), ("warmup_s", 5.0), ("replications", 2))
     for field, value in fields:
         app.number_input(key=f"field:load.{field}").set_value(value)
     app.number_input(key="field:capacity.safety_workers").set_value(1)
     app.run()
-    charts_before = len(app.get("vega_lite_chart"))
     app.text_input(key="load:agents").set_value("2, 4").run()
+    assert simulated(drawn_frames["latency_chart"]).empty
+    model = drawn_frames["utilization_chart"]
+    model = model[model["source"] == "analytic"].set_index(["transport", "pool", "agents"])
+    assert len(model) > 0
+    assert any("Analytic estimate: http" in caption.value for caption in app.caption)
     button(app, "Simulate the fleet").click().run()
     assert_clean(app)
-    assert len(app.get("vega_lite_chart")) == charts_before + 2
-    busy = drawn_frames["utilization_chart"].set_index(["transport", "pool", "agents"])
+    busy = simulated(drawn_frames["utilization_chart"]).set_index(["transport", "pool", "agents"])
     busy = busy["utilization"].unstack("agents")
     assert (busy[4] >= busy[2]).all() and (busy[4] > busy[2])[busy[2] > 0].all()
+    # Classifier work per rollout, parallel classifiers included, is 5.63 s over HTTP and
+    # 0.69 s over WebSocket, and an HTTP rollout lasts 21.7 s against 13.4 s: per second
+    # an HTTP agent keeps the classifiers about 5 times as busy.
     for agents in (2, 4):
-        assert busy.loc[("http", "safety"), agents] > 5 * busy.loc[("ws", "safety"), agents]
-    latency = drawn_frames["latency_chart"].set_index(["transport", "statistic", "agents"])
+        assert busy.loc[("http", "safety"), agents] > 3 * busy.loc[("ws", "safety"), agents]
+    latency = simulated(drawn_frames["latency_chart"])
+    latency = latency.set_index(["transport", "statistic", "agents"])
     for agents in (2, 4):
         assert (
             latency.loc[("http", "mean", agents), "ttft_ms"]
             > latency.loc[("ws", "mean", agents), "ttft_ms"]
         )
-
     app.number_input(key="capacity:max_agents").set_value(8).run()
-    next(n for n in app.number_input if n.label == "limit (s)").set_value(0.7).run()
+    next(n for n in app.number_input if n.label == "limit (s)").set_value(1.0).run()
     button(app, "Find the capacity").click().run()
     assert_clean(app)
     capacity = {
         m.label.split(":")[0]: (int(m.value.replace(",", "")), m.proto.delta)
         for m in app.metric
-        if "agents meeting ttft_p95_s <= 0.7 s" in m.label
+        if "agents meeting ttft_p95_s <= 1 s" in m.label
     }
     (http_agents, http_failing), (ws_agents, _) = capacity["http"], capacity["ws"]
     assert 1 <= http_agents < ws_agents == 8, "WebSocket mode serves more agents on the cell"

@@ -73,3 +73,15 @@ def test_skeleton_simulates_every_turn(scenario, rollout_turns):
     stage_s = stage_means_s(scenario, Transport.WS)
     simulated_s = run_skeleton(rollout_turns, stage_s)
     assert simulated_s == pytest.approx(sum(rollout_turns) * stage_s.sum())
+
+
+def test_capacity_benchmark_reports_its_answers_and_times() -> None:
+    """The capacity harness on the tiny fleet, one transport: structure only."""
+    from benchmarks.capacity import TINY, timed_search
+
+    run = timed_search(TINY, [], (Transport.HTTP,))
+    assert run["transports"] == ["http"] and run["workers"] >= 1
+    assert run["wall_s"] > 0 and run["cpu_s"] > 0
+    answer = run["answers"]["http"]
+    assert answer["capacity_agents"] >= 1
+    assert answer["probes"] >= 2 and answer["replications"] >= 2 * answer["probes"]

@@ -18,7 +18,10 @@ from support import CliResult, assert_one_line_error
 
 from models.loading import load_scenario
 from models.stages import POOLS
-from sim.analysis.capacity import SLO_METRICS, Slo, SloMetric, evaluate
+from sim.analysis.capacity import SLO_METRICS, Slo, SloMetric, evaluation, with_agents
+from sim.analysis.fleet_demand import fleet_demand
+from sim.analysis.fleet_model import closed_curve
+from sim.analysis.fleet_summary import run_fleet
 from sim.engine.analytic import expect
 from sim.engine.transports import Transport
 
@@ -74,6 +77,8 @@ BAD_INPUT = {
         ["--agents", "--rates", "exactly one"],
     ),
     "no load points": ([*LOAD], ["--agents", "--rates", "exactly one"]),
+    "zero workers": ([*LOAD, "--agents", "2", "--workers", "0"], ["--workers", "= 0", ">= 1"]),
+    "unknown engine": ([*LOAD, "--agents", "2", "--engine", "fast"], ["engine", "'fast'", "des"]),
     "zero window": (
         [*LOAD, "--agents", "2", "--set", "load.duration_s=0"],
         ["load.duration_s", "= 0", "greater than 0"],
@@ -140,14 +145,13 @@ def test_load_prints_unstable_and_no_mean_past_capacity(cli: Cli) -> None:
     and its offered load, and the stable point's row still has its latencies."""
     result = cli("load", "codex-spark", *OVERLOADED)
     assert result.exit_code == 0, result
-    rows = [line for line in result.stdout.splitlines() if "/s " in line]
-    unstable = [row for row in rows if "0.5/s" in row]
-    stable = [row for row in rows if "0.05/s" in row]
-    assert len(unstable) == 1 and len(stable) == 1, result.stdout
-    assert "UNSTABLE" in unstable[0]
-    assert not re.search(r"\d", unstable[0].replace("0.5/s", "")), unstable[0]
-    assert "UNSTABLE" not in stable[0]
-    assert re.search(r"\d+\.\d/\d+\.\d", stable[0]), "e2e mean/p95 of the stable point"
+    rows = {line.split()[0]: line for line in result.stdout.splitlines() if line.strip()}
+    unstable, stable = rows["0.5"], rows["0.05"]
+    assert "UNSTABLE" in unstable
+    assert not re.search(r"\d", unstable.replace("0.5", "", 1)), unstable
+    assert "UNSTABLE" not in stable
+    assert re.search(r"\d+\.\d±\d+\.\d\s+\d+\.\d", stable), "e2e mean±h and p95"
+    assert max(len(line) for line in result.stdout.splitlines()) <= 100
     text = " ".join(result.stdout.split())
     assert "UNSTABLE at 0.5 rollouts/s: offered load on the safety pool" in text
     assert "grows without bound" in text
@@ -176,30 +180,71 @@ def test_load_json_of_closed_points_has_latency_throughput_and_utilization(cli: 
         assert all(0 <= u["mean"] <= 1 for u in point["utilization"].values())
 
 
-def test_capacity_search_brackets_the_slo(cli: Cli) -> None:
+def test_capacity_answers_with_a_point_estimate_its_interval_and_its_probes(cli: Cli) -> None:
     """On the tiny fleet with a TTFT-mean SLO of twice the single-agent HTTP TTFT: for
-    each transport the load at capacity meets the limit, the first failing load
-    misses it, the bracket is within the 5% bisection tolerance (or one agent), the
-    at-capacity value is what a fresh simulation of that load gives, and the ratio
-    printed is ws / http."""
+    each transport the load at capacity meets the limit and the first failing load,
+    within the 5% resolution (or one agent), misses it; the 95% interval holds the
+    capacity and its ends are probes decided at 95%; the at-capacity values are what a
+    fresh simulation of that load with the same replications gives; the ratio is
+    ws / http, and the text says the same in one statement per transport."""
     s = load_scenario(TINY)
     limit_s = 2 * expect(s, Transport.HTTP).ttft_mean_s
     metric = "ttft_mean_s"
-    result = cli("capacity", TINY, "--slo", f"{metric}={limit_s}", "--json")
+    args = ("capacity", TINY, "--slo", f"{metric}={limit_s}", "--workers", "1")
+    result = cli(*args, "--json")
     assert result.exit_code == 0, result
-    found = json.loads(result.stdout)["capacity"]
+    payload = json.loads(result.stdout)
+    assert payload["engine"] == "des-fleet"
+    found = payload["capacity"]
     for transport in (Transport.HTTP, Transport.WS):
         entry = found[transport.value]
         capacity, failing = entry["capacity_agents"], entry["first_failing_agents"]
         assert capacity >= 1 and failing is not None
         assert capacity < failing <= capacity + max(1, int(0.05 * capacity))
         by_agents = {e["agents"]: e for e in entry["evaluations"]}
-        assert entry["at_capacity"][metric]["value_s"] <= limit_s
+        assert entry["probes"] == len(by_agents)
+        assert entry["replications"] == sum(e["replications"] for e in by_agents.values())
         assert by_agents[capacity]["meets"] and not by_agents[failing]["meets"]
+        assert entry["at_capacity"][metric]["value_s"] <= limit_s
         assert by_agents[failing]["slos"][metric]["value_s"] > limit_s
-        assert entry["at_capacity"] == by_agents[capacity]["slos"]
+        low, high = entry["capacity_ci95_agents"]
+        assert low <= capacity <= high
+        assert by_agents[low]["verdict"] == "met with 95% confidence"
+        assert by_agents[high + 1]["verdict"] == "missed with 95% confidence"
     http = found["http"]["capacity_agents"]
-    fresh = evaluate(s, Transport.HTTP, http, [Slo(SloMetric(metric), limit_s)])
+    at = found["http"]["evaluations"]
+    used = next(e["replications"] for e in at if e["agents"] == http)
+    fresh = evaluation(
+        http,
+        run_fleet(with_agents(s, http), Transport.HTTP, indices=range(used)),
+        [Slo(SloMetric(metric), limit_s)],
+    )
     assert fresh.checks[metric].value_s == found["http"]["at_capacity"][metric]["value_s"]
-    ratio = json.loads(result.stdout)["ws_over_http"]
-    assert ratio == pytest.approx(found["ws"]["capacity_agents"] / http)
+    assert payload["ws_over_http"] == pytest.approx(found["ws"]["capacity_agents"] / http)
+    text = " ".join(cli(*args).stdout.split())
+    assert f"http: capacity {http} agents (point estimate: {http} meet every SLO" in text
+    low, high = found["http"]["capacity_ci95_agents"]
+    assert f"with 95% confidence the capacity is between {low} and {high} agents" in text
+
+
+def test_load_with_the_analytic_engine_is_the_queueing_model(cli: Cli) -> None:
+    """``--engine analytic``: the same keys, the MVA's means (no percentiles, no intervals),
+    an open point past the safety pool's capacity reported unstable; the table fits 100
+    columns and says which engine made it."""
+    closed = cli("load", "codex-spark:ws", "--agents", "100,900", "--engine", "analytic", "--json")
+    assert closed.exit_code == 0, closed
+    payload = json.loads(closed.stdout)
+    assert payload["engine"] == "analytic-fleet"
+    curve = closed_curve(fleet_demand(load_scenario("codex-spark"), Transport.WS), 900)
+    for point in payload["points"]:
+        expected = curve[point["load"]["agents"] - 1]
+        assert point["e2e_s"]["mean"] == pytest.approx(expected.e2e_s, rel=1e-12)
+        assert point["e2e_s"]["p95"] is None and point["e2e_s"]["ci95"] is None
+        assert point["warmup_cut_s"] is None
+        assert point["utilization"]["safety"]["mean"] == pytest.approx(
+            expected.utilization["safety"], rel=1e-12
+        )
+    table = cli("load", "codex-spark:ws", "--rates", "10,60", "--engine", "analytic")
+    assert table.exit_code == 0, table
+    assert "analytic-fleet" in table.stdout and "UNSTABLE at 60 rollouts/s" in table.stdout
+    assert max(len(line) for line in table.stdout.splitlines()) <= 100

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from models.loading import load_scenario
 from models.scenario import Scenario
 from models.stages import POOLS, STAGE_COLUMN, Stage
-from sim.engine.des import Replication
 from sim.engine.draws import draw_turns
+from sim.engine.replication import Replication
 from sim.engine.runners import simulate_fleet
 from sim.engine.transports import Transport
 
@@ -131,8 +131,23 @@ def replication_fields(run: Replication) -> dict[str, object]:
         for name in run.records.__dataclass_fields__
         if name != "turn_records"
     }
-    rest = {name: getattr(run, name) for name in run.__dataclass_fields__ if name != "records"}
-    return {**records, **rest}
+    rest = {
+        name: getattr(run, name)
+        for name in run.__dataclass_fields__
+        if name not in ("records", "checkpoints")
+    }
+    c = run.checkpoints
+    levels = {
+        f"{kind} {pool}": getattr(c, kind)[pool]
+        for kind in ("busy_s", "waiting_s")
+        for pool in POOLS
+    }
+    counts = {
+        name: getattr(c, name)
+        for name in c.__dataclass_fields__
+        if name not in ("busy_s", "waiting_s")
+    }
+    return {**records, **rest, **levels, **counts}
 
 
 def test_same_seed_same_replication_replays_exactly() -> None:

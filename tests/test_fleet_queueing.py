@@ -27,7 +27,7 @@ import pytest
 from models.loading import load_scenario
 from models.scenario import Scenario
 from models.stages import STAGE_COLUMN, Stage
-from sim.engine.des import Replication
+from sim.engine.replication import Replication
 from sim.engine.runners import simulate_fleet
 from sim.engine.transports import Transport
 
@@ -195,16 +195,20 @@ def test_littles_law_on_a_contended_open_load(transport: Transport) -> None:
 def test_api_and_safety_utilization_follow_the_utilization_law(transport: Transport) -> None:
     """API utilization = arrival rate x API work per rollout (``api_cpu_s``, which
     includes WebSocket post work run off the critical path) / workers, within 1%; the
-    safety pool likewise with the safety stage (blocking classifiers plus the parallel
-    ones' excess over prefill hold a worker).  Over WebSocket the critical-path API
-    stages alone would miss most of the API work: post is off the path there."""
+    safety pool likewise with all classifier work (``safety_cpu_s``: the blocking
+    classifiers and the parallel ones, which hold a worker for their whole run alongside
+    prefill).  Off-path work is what the critical path misses: over WebSocket most of
+    the API work (post), and on both transports the parallel classifiers (the safety
+    stage carries only their overrun of prefill)."""
     s, run = contended(transport)
     r = run.records
     arrivals_per_s = run.rollouts_started / run.window_s
     api = arrivals_per_s * r.api_cpu_s.mean() / s.capacity.api_workers
     assert run.pools["api"].utilization == pytest.approx(api, rel=0.01)
-    safety = arrivals_per_s * r.stage_s[:, SAFETY].mean() / s.capacity.safety_workers
+    safety = arrivals_per_s * r.safety_cpu_s.mean() / s.capacity.safety_workers
     assert run.pools["safety"].utilization == pytest.approx(safety, rel=0.01)
+    safety_on_path = arrivals_per_s * r.stage_s[:, SAFETY].mean() / s.capacity.safety_workers
+    assert safety_on_path < 0.9 * run.pools["safety"].utilization
     on_path = arrivals_per_s * r.stage_s[:, API_STAGES].sum(axis=1).mean()
     on_path /= s.capacity.api_workers
     if transport is Transport.WS:

@@ -1,9 +1,9 @@
 """Saturation: open load past a pool's capacity makes the backlog grow without bound,
 and the summary says the system is unstable instead of reporting means.
 
-codex-spark over HTTP with one safety worker: a rollout holds that worker for
-E[safety stage] (about 4.7 s over its ~31 turns), so the pool completes at most
-1 / 4.7 ~ 0.21 rollouts/s while 0.5 arrive per second.  Two window lengths
+codex-spark over HTTP with one safety worker: a rollout holds that worker for all
+its classifier work, blocking and parallel (about 5.6 s over its ~31 turns), so the
+pool completes at most 1 / 5.6 ~ 0.18 rollouts/s while 0.5 arrive per second.  Two window lengths
 (200 s and 400 s, no warm-up, 2 replications) of about 100 and 200 arrivals each.
 """
 
@@ -15,10 +15,9 @@ import pytest
 
 from models.loading import load_scenario
 from models.scenario import Scenario
-from models.stages import STAGE_COLUMN, Stage
 from sim.analysis.fleet_summary import fleet_result, offered_load, run_fleet
 from sim.engine.analytic import expect
-from sim.engine.des import Replication
+from sim.engine.replication import Replication
 from sim.engine.transports import Transport
 
 OVERLOAD = (
@@ -39,7 +38,7 @@ def overloaded(rate: float, duration_s: float) -> tuple[Scenario, list[Replicati
 
 def net_inflow_per_s(s: Scenario) -> float:
     """Arrival rate minus the most rollouts per second the safety pool can complete."""
-    safety_s = expect(s, Transport.HTTP).stage_s[STAGE_COLUMN[Stage.SAFETY]]
+    safety_s = expect(s, Transport.HTTP).safety_cpu_s
     return s.load.rollouts_per_s - s.capacity.safety_workers / safety_s
 
 
@@ -64,11 +63,12 @@ def test_the_backlog_grows_with_the_window_past_capacity() -> None:
 
 def test_the_summary_reports_an_unstable_point_without_means() -> None:
     """``fleet_result`` sets stable = False, names the safety pool and its offered
-    load lambda x E[safety] / workers in the reason, and reports no latency means."""
+    load lambda x E[classifier work] / workers in the reason, and reports no latency
+    means."""
     s, runs = overloaded(0.5, 200.0)
     summary = fleet_result("codex-spark:http", s, Transport.HTTP, runs).to_json()
     offered = offered_load(s, Transport.HTTP)
-    safety_s = expect(s, Transport.HTTP).stage_s[STAGE_COLUMN[Stage.SAFETY]]
+    safety_s = expect(s, Transport.HTTP).safety_cpu_s
     assert offered["safety"] == pytest.approx(s.load.rollouts_per_s * safety_s)
     assert not summary["stable"]
     assert "safety pool" in summary["unstable_reason"]

@@ -22,8 +22,8 @@ from models.scenario import Scenario
 from models.stages import STAGE_COLUMN, STAGES, Stage
 from sim.analysis.fleet_summary import run_fleet
 from sim.engine.analytic import expect
-from sim.engine.des import Replication
 from sim.engine.records import RolloutRecords, concatenate
+from sim.engine.replication import Replication
 from sim.engine.runners import simulate
 from sim.engine.streams import BLOCK_ROLLOUTS
 from sim.engine.transports import Transport

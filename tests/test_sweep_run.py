@@ -242,3 +242,19 @@ def test_an_exception_escaping_a_worker_becomes_error_rows_of_its_chunk(
         rows = table.to_pylist()
         assert [row["point"] for row in rows] == [t.point for t in pending[number] for _ in "ab"]
         assert all(row["error"] == "RuntimeError: worker lost" for row in rows)
+
+
+TINY_FLEET = str(Path(__file__).parent / "data" / "tiny-fleet.toml")
+
+
+def test_fleet_replications_on_dask_or_local_processes_equal_the_serial_run(cli, cluster) -> None:
+    """``load --scheduler`` sends the replications to a running Dask scheduler and
+    ``--workers 2`` to two local processes; both print the bytes of the run in one
+    process (each replication has its own seeds, wherever it runs)."""
+    args = ("load", TINY_FLEET, "--agents", "2,4", "--json")
+    serial = cli(*args, "--workers", "1")
+    assert serial.exit_code == 0, serial
+    assert cli(*args, "--workers", "2").stdout == serial.stdout
+    assert cli(*args, "--scheduler", cluster.scheduler_address).stdout == serial.stdout
+    both = cli(*args, "--workers", "2", "--scheduler", cluster.scheduler_address)
+    assert both.exit_code == 2 and "--workers and --scheduler" in both.stderr

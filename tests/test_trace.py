@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from support import CliResult
 
-from models.stages import STAGES, Stage
+from models.stages import STAGES, Side, Stage
 
 Cli = Callable[..., CliResult]
 ROLLOUTS = 4
@@ -121,10 +121,13 @@ def test_overlapped_post_work_is_drawn_off_the_critical_path(
     traced: tuple[dict[str, Any], dict[str, Any]],
 ) -> None:
     trace, _ = traced
-    overlapped = [s for s in spans(trace) if s["args"].get("overlapped")]
+    overlapped = [s for s in spans(trace) if s["args"].get("side") == "overlapped_post"]
     assert overlapped, "WebSocket post-inference work is overlapped"
-    assert all(s["name"] == Stage.POST.value for s in overlapped)
+    assert all(s["name"] == Stage.POST.value and s["args"]["overlapped"] for s in overlapped)
     assert all(s["pid"] >= 1_000_000 for s in overlapped), "only side b (ws) overlaps"
+    parallel = [s for s in spans(trace) if s["args"].get("side") == "parallel_safety"]
+    assert {s["name"] for s in parallel} == {Stage.SAFETY.value}, "parallel classifiers"
+    assert {s["pid"] >= 1_000_000 for s in parallel} == {False, True}, "on both transports"
     blocking_post = [
         s for s in spans(trace) if s["name"] == Stage.POST.value and not s["args"].get("overlapped")
     ]
@@ -136,7 +139,8 @@ def test_a_fleet_trace_shows_queue_waits_before_the_stage_that_takes_the_pool(
 ) -> None:
     """A contended fleet (4 safety workers for 60 HTTP agents): the traced sample of
     rollouts still tiles the critical path, and every wait is a queue span right before
-    the first stage that holds its pool (stage table), named by that pool."""
+    the first stage that holds its pool (stage table), named by that pool, or, for the
+    parallel classifiers (side table), right before the stage the turn waits for them."""
     path = tmp_path / "fleet.json"
     result = cli(
         "run",
@@ -156,7 +160,12 @@ def test_a_fleet_trace_shows_queue_waits_before_the_stage_that_takes_the_pool(
             assert after["ts"] == pytest.approx(before["ts"] + before["dur"], abs=TOLERANCE_US)
             if before["name"] == Stage.QUEUE.value:
                 waits += 1
-                assert Stage(after["name"]).pool == before["args"]["pool"]
+                if "side" in before["args"]:
+                    side = Side(before["args"]["side"])
+                    assert side.info.joined_before == after["name"]
+                    assert side.info.pool == before["args"]["pool"]
+                else:
+                    assert Stage(after["name"]).pool == before["args"]["pool"]
     assert waits > 0, "four safety workers make HTTP turns wait"
     pools = {s["args"]["pool"] for s in spans(trace) if s["name"] == Stage.QUEUE.value}
     assert "safety" in pools

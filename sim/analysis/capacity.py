@@ -1,22 +1,24 @@
-"""Capacity search: the largest closed population of agents that meets latency SLOs."""
+"""Capacity at latency SLOs: the objectives, a probe of one load, and the answer.
+
+The search itself is ``sim.analysis.capacity_search``; the analytic estimate
+that brackets it is ``sim.analysis.capacity_estimate``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 import numpy as np
-from scipy.special import stdtrit
 
 from models.errors import ScenarioError
 from models.loading import with_changes
 from models.scenario import Scenario
-from sim.analysis.fleet_summary import pool_demand_s, run_fleet
 from sim.analysis.metrics import Metric, Statistic
-from sim.engine.analytic import expect
-from sim.engine.des import Replication
+from sim.analysis.stats import t_interval
+from sim.analysis.warmup import steady_state
+from sim.engine.replication import Replication
 from sim.engine.transports import Transport
 
 
@@ -85,138 +87,124 @@ def with_agents(scenario: Scenario, agents: int) -> Scenario:
     return with_changes(scenario, ['load.kind="closed"', f"load.agents={agents}"])
 
 
-def saturation_estimate(scenario: Scenario, transport: Transport) -> int:
-    """Agents at which the busiest pool would reach full utilization (analytic, no queueing)."""
-    e = expect(scenario, transport)
-    cycle_s = e.e2e_s + scenario.load.think_time_s.mean
-    busiest_s = max(pool_demand_s(scenario, e).values())
-    return max(1, int(cycle_s / busiest_s))
+class Verdict(StrEnum):
+    """What a probe's replications say about the SLOs at its load."""
+
+    MET = "met with 95% confidence"
+    MISSED = "missed with 95% confidence"
+    UNDECIDED = "undecided at 95% confidence"
 
 
 @dataclass(frozen=True)
 class SloCheck:
-    """One SLO at one load point: the mean over replications and its 95% interval."""
+    """One SLO at one load: the mean over replications and its Student-t 95% interval."""
 
     value_s: float
-    ci95: tuple[float, float]
+    ci95: tuple[float, float] | None
     limit_s: float
 
     @property
-    def met_with_95pct_confidence(self) -> bool:
-        return self.ci95[1] <= self.limit_s
+    def verdict(self) -> Verdict:
+        if self.ci95 is None:
+            return Verdict.UNDECIDED
+        if self.ci95[1] <= self.limit_s:
+            return Verdict.MET
+        return Verdict.MISSED if self.ci95[0] > self.limit_s else Verdict.UNDECIDED
 
     def to_json(self) -> dict[str, Any]:
         return {
             "value_s": self.value_s,
-            "ci95": list(self.ci95),
+            "ci95": None if self.ci95 is None else list(self.ci95),
             "limit_s": self.limit_s,
-            "met_with_95pct_confidence": self.met_with_95pct_confidence,
+            "met_with_95pct_confidence": self.verdict is Verdict.MET,
+            "missed_with_95pct_confidence": self.verdict is Verdict.MISSED,
         }
 
 
 @dataclass(frozen=True)
 class Evaluation:
-    """One load point of the search: does its point estimate meet every SLO?"""
+    """One probe: a load, its replications' SLO statistics, and what they decide."""
 
     agents: int
     checks: dict[SloMetric, SloCheck]
+    replications: int
+    warmup_cut_s: float
 
     @property
     def meets(self) -> bool:
+        """The point estimate: every SLO's mean over replications is within its limit."""
         return all(check.value_s <= check.limit_s for check in self.checks.values())
+
+    @property
+    def verdict(self) -> Verdict:
+        """Missed if any SLO is missed with 95% confidence; met if all are met so."""
+        verdicts = {check.verdict for check in self.checks.values()}
+        if Verdict.MISSED in verdicts:
+            return Verdict.MISSED
+        return Verdict.MET if verdicts == {Verdict.MET} else Verdict.UNDECIDED
 
     def to_json(self) -> dict[str, Any]:
         slos = {metric.value: check.to_json() for metric, check in self.checks.items()}
-        return {"agents": self.agents, "meets": self.meets, "slos": slos}
+        return {
+            "agents": self.agents,
+            "meets": self.meets,
+            "verdict": self.verdict.value,
+            "replications": self.replications,
+            Metric.WARMUP_CUT_S.value: self.warmup_cut_s,
+            "slos": slos,
+        }
+
+
+def evaluation(agents: int, replications: list[Replication], slos: list[Slo]) -> Evaluation:
+    """The SLO checks of ``agents`` agents from their replications (each from its warm-up cut)."""
+    steady = steady_state(replications)
+    checks = {}
+    for slo in slos:
+        per_rep = np.array([slo_value(slo, r) for r in steady.replications])
+        checks[slo.metric] = SloCheck(float(per_rep.mean()), t_interval(per_rep), slo.limit_s)
+    return Evaluation(agents, checks, len(replications), steady.cut_s)
 
 
 @dataclass(frozen=True)
 class CapacityResult:
-    """The largest population meeting the SLOs under one transport, and how it was found."""
+    """The largest population meeting the SLOs under one transport, and how it was found.
+
+    ``capacity_agents`` is the point estimate: the largest load probed whose mean
+    over replications meets every SLO, with the next load probed (within the
+    search's resolution) missing one.  The interval is what the probes decided
+    at 95%: its low end the largest load met with 95% confidence, its high end
+    the load below the smallest one missed with 95% confidence.
+    """
 
     transport: Transport
     capacity_agents: int
     first_failing_agents: int | None
+    ci95_agents: tuple[int, int | None]
     evaluations: tuple[Evaluation, ...]
-    saturation_estimate_agents: int
+    analytic_estimate_agents: int
+    saturation_agents: float
+    """N* from the analytic model: where the asymptotic throughput bounds cross."""
 
     @property
     def at_capacity(self) -> Evaluation | None:
         return next((e for e in self.evaluations if e.agents == self.capacity_agents), None)
 
+    @property
+    def replications(self) -> int:
+        return sum(e.replications for e in self.evaluations)
+
     def to_json(self) -> dict[str, Any]:
         at = self.at_capacity
         return {
             "transport": self.transport.value,
+            "engine": "des-fleet",
             "capacity_agents": self.capacity_agents,
             "first_failing_agents": self.first_failing_agents,
+            "capacity_ci95_agents": list(self.ci95_agents),
             "at_capacity": None if at is None else at.to_json()["slos"],
+            Metric.PROBES.value: len(self.evaluations),
+            "replications": self.replications,
             "evaluations": [e.to_json() for e in self.evaluations],
-            "saturation_estimate_agents": self.saturation_estimate_agents,
+            "analytic_estimate_agents": self.analytic_estimate_agents,
+            "saturation_estimate_agents": self.saturation_agents,
         }
-
-
-def evaluate(scenario: Scenario, transport: Transport, agents: int, slos: list[Slo]) -> Evaluation:
-    """Simulate ``agents`` agents and check every SLO (point estimate = mean over replications)."""
-    replications = run_fleet(with_agents(scenario, agents), transport)
-    checks = {}
-    for slo in slos:
-        per_rep = np.array([slo_value(slo, r) for r in replications])
-        mean = float(per_rep.mean())
-        half = float(stdtrit(per_rep.size - 1, 0.975) * per_rep.std(ddof=1) / np.sqrt(per_rep.size))
-        checks[slo.metric] = SloCheck(mean, (mean - half, mean + half), slo.limit_s)
-    return Evaluation(agents, checks)
-
-
-def search(
-    scenario: Scenario,
-    transport: Transport,
-    slos: list[Slo],
-    max_agents: int = 100_000,
-    relative_tolerance: float = 0.05,
-    on_evaluation: Callable[[Evaluation], None] | None = None,
-) -> CapacityResult:
-    """Bracket then bisect on the number of agents; the largest load that meets the SLOs."""
-    seen: dict[int, Evaluation] = {}
-
-    def check(agents: int) -> bool:
-        if agents not in seen:
-            seen[agents] = evaluate(scenario, transport, agents, slos)
-            if on_evaluation is not None:
-                on_evaluation(seen[agents])
-        return seen[agents].meets
-
-    guess = min(max_agents, saturation_estimate(scenario, transport))
-    if check(guess):
-        low, high = guess, None
-        while high is None:
-            candidate = min(max_agents, low * 2)
-            if candidate == low:
-                high = low
-            elif check(candidate):
-                low = candidate
-            else:
-                high = candidate
-    else:
-        high, low = guess, None
-        while low is None:
-            candidate = high // 2
-            if candidate < 1:
-                low = 0
-            elif check(candidate):
-                low = candidate
-            else:
-                high = candidate
-    while high - low > max(1, int(relative_tolerance * max(low, 1))):
-        middle = (low + high) // 2
-        if check(middle):
-            low = middle
-        else:
-            high = middle
-    return CapacityResult(
-        transport=transport,
-        capacity_agents=low,
-        first_failing_agents=high if high != low else None,
-        evaluations=tuple(sorted(seen.values(), key=lambda e: e.agents)),
-        saturation_estimate_agents=guess,
-    )

@@ -57,6 +57,11 @@ class FleetStats:
     stable: bool
     offered_load: dict[Pool, float] | None
     unstable_reason: str | None
+    warmup_cut_s: float | None = None
+    """Simulated time from which the replications are measured (the latest of their
+    MSER-5 cuts, never before ``load.warmup_s``); None for the analytic engine."""
+    steady_state_reached: bool = True
+    """False when some replication's series never settled: the run is too short."""
     throughput: dict[Metric, MeanCi] | None = None
     """Turns, output tokens and rollouts per second (``Metric.TURNS_PER_S``, ...)."""
     utilization: dict[Pool, MeanCi] | None = None
@@ -75,6 +80,8 @@ class FleetStats:
             Metric.STABLE.value: self.stable,
             Metric.OFFERED_LOAD.value: offered,
             Metric.UNSTABLE_REASON.value: self.unstable_reason,
+            Metric.WARMUP_CUT_S.value: self.warmup_cut_s,
+            Metric.STEADY_STATE_REACHED.value: self.steady_state_reached,
         }
 
     def body_json(self) -> dict[str, Any]:

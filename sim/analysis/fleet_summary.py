@@ -1,81 +1,79 @@
 """Summaries of fleet runs: latency, throughput, utilization, stability, with CIs.
 
+Each replication is measured from its detected warm-up cut (``sim.analysis.warmup``).
 Confidence intervals come from independent replications: the statistic is
-computed in each replication and a Student-t interval is taken across them.
-Percentiles pool the measured rollouts (or turns) of all replications.
+computed in each replication and a Student-t interval is taken across them
+(throughput's on the log scale, so it stays positive).  Percentiles pool the
+measured rollouts (or turns) of all replications.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
 from dataclasses import replace
 
 import numpy as np
-from scipy.special import stdtrit
 
 from models.scenario import Scenario
 from models.stages import POOLS, STAGE_COLUMN, Pool, Stage
+from sim.analysis.fleet_demand import fleet_demand
 from sim.analysis.fleet_results import FleetStats, LoadPoint, MeanCi
 from sim.analysis.metrics import Metric
 from sim.analysis.results import Estimate, Latency, RunResult
-from sim.engine.analytic import Expectation, expect
-from sim.engine.des import Replication
+from sim.analysis.stats import log_t_interval, t_interval
+from sim.analysis.warmup import steady_state
 from sim.engine.records import concatenate
+from sim.engine.replication import Replication
 from sim.engine.runners import simulate_fleet
 from sim.engine.transports import Transport
 
-CI_METHOD = "Student-t 95% interval across independent replications"
+CI_METHOD = (
+    "Student-t 95% interval across independent replications (throughput: on the log "
+    "scale, so both bounds stay positive); each replication measured from its MSER-5 "
+    "warm-up cut"
+)
 FLEET_ENGINE = "des-fleet"
 """The engine name a fleet result reports."""
 
 
 def run_fleet(
-    scenario: Scenario, transport: Transport, trace_rollouts: int = 0
+    scenario: Scenario,
+    transport: Transport,
+    trace_rollouts: int = 0,
+    executor: Executor | None = None,
+    indices: range | None = None,
 ) -> list[Replication]:
-    """All replications of one load point (the first keeps turns of ``trace_rollouts``)."""
-    return [
-        simulate_fleet(scenario, transport, r, trace_rollouts if r == 0 else 0)
-        for r in range(scenario.load.replications)
-    ]
-
-
-def pool_demand_s(scenario: Scenario, expectation: Expectation) -> dict[Pool, float]:
-    """Expected busy time one rollout puts on each pool, per server (analytic, no queueing).
-
-    Each pool is charged with the stages the stage table says hold it; the API
-    workers with all API work, overlapped post-inference work included.
-    Inference is charged at the lone-stream decode rate (a lower bound on its
-    load) and the state store with the whole ``state_load`` stage (an upper bound).
-    """
-    busy_s = {pool: 0.0 for pool in POOLS}
-    for stage in Stage:
-        if stage.pool is not None and stage.pool is not Pool.API:
-            busy_s[stage.pool] += float(expectation.stage_s[STAGE_COLUMN[stage]])
-    busy_s[Pool.API] = expectation.api_cpu_s
-    servers = scenario.capacity.servers()
-    return {pool: busy_s[pool] / servers[pool] for pool in POOLS}
+    """The replications ``indices`` of one load point (default: all ``load.replications``),
+    here one after another or in parallel on ``executor``.  Replication 0 keeps the turns
+    of ``trace_rollouts`` measured rollouts."""
+    indices = range(scenario.load.replications) if indices is None else indices
+    jobs = [(scenario, transport, r, trace_rollouts if r == 0 else 0) for r in indices]
+    if executor is None:
+        return [simulate_fleet(*job) for job in jobs]
+    futures = [executor.submit(simulate_fleet, *job) for job in jobs]
+    return [future.result() for future in futures]
 
 
 def offered_load(scenario: Scenario, transport: Transport) -> dict[Pool, float]:
-    """Offered load per pool under open arrivals (>= 1 means the queue grows forever)."""
-    demand = pool_demand_s(scenario, expect(scenario, transport))
-    return {pool: scenario.load.rollouts_per_s * s for pool, s in demand.items()}
+    """Offered load per pool under open arrivals: arrival rate x demand per rollout /
+    servers (>= 1 means the queue grows forever).  Inference at the lone-stream decode
+    rate, a lower bound."""
+    demand = fleet_demand(scenario, transport)
+    rate = scenario.load.rollouts_per_s
+    return {pool: rate * d.demand_s / d.servers for pool, d in demand.pools.items()}
 
 
 def fleet_result(
     spec_text: str, scenario: Scenario, transport: Transport, replications: list[Replication]
 ) -> RunResult:
     """The result of one load point (the keys of ``run --json`` plus the fleet's)."""
-    load = scenario.load
-    closed = load.kind == "closed"
-    point = LoadPoint(
-        load.kind,
-        load.agents if closed else None,
-        None if closed else load.rollouts_per_s,
-        load.warmup_s,
-        load.duration_s,
-    )
+    point = load_point(scenario)
     stable, offered, reason = _stability(scenario, transport, replications)
-    stats = FleetStats(point, len(replications), CI_METHOD, stable, offered, reason)
+    steady = steady_state(replications)
+    replications = steady.replications
+    stats = FleetStats(
+        point, len(replications), CI_METHOD, stable, offered, reason, steady.cut_s, steady.settled
+    )
     pooled = concatenate([r.records for r in replications])
     head = {
         "spec": spec_text,
@@ -91,11 +89,11 @@ def fleet_result(
     stats = replace(
         stats,
         throughput={
-            Metric.TURNS_PER_S: _mean_ci([r.turns_completed / r.window_s for r in replications]),
-            Metric.OUTPUT_TOKENS_PER_S: _mean_ci(
+            Metric.TURNS_PER_S: _rate_ci([r.turns_completed / r.window_s for r in replications]),
+            Metric.OUTPUT_TOKENS_PER_S: _rate_ci(
                 [r.output_tokens_completed / r.window_s for r in replications]
             ),
-            Metric.ROLLOUTS_PER_S: _mean_ci(
+            Metric.ROLLOUTS_PER_S: _rate_ci(
                 [r.rollouts_started / r.window_s for r in replications]
             ),
         },
@@ -126,8 +124,23 @@ def fleet_result(
     )
 
 
+def load_point(scenario: Scenario) -> LoadPoint:
+    """Who loads the fleet in ``scenario`` and over which window."""
+    load = scenario.load
+    closed = load.kind == "closed"
+    return LoadPoint(
+        load.kind,
+        load.agents if closed else None,
+        None if closed else load.rollouts_per_s,
+        load.warmup_s,
+        load.duration_s,
+    )
+
+
 def fleet_reductions(a: list[Replication], b: list[Replication]) -> dict[Metric, Estimate]:
-    """Reductions of b relative to a, paired by replication (same seeds), t-interval."""
+    """Reductions of b relative to a, paired by replication (same seeds), t-interval; each
+    replication measured from its warm-up cut, as in ``fleet_result``."""
+    a, b = steady_state(a).replications, steady_state(b).replications
     measures = {
         Metric.E2E_REDUCTION: lambda r: r.records.e2e_s.mean(),
         Metric.TTFT_REDUCTION: lambda r: r.records.ttft_sum_s.sum() / r.records.turns.sum(),
@@ -140,21 +153,31 @@ def fleet_reductions(a: list[Replication], b: list[Replication]) -> dict[Metric,
     return out
 
 
+def overload(offered: dict[Pool, float]) -> str | None:
+    """Why open load past a pool's capacity has no steady state (None when every pool copes)."""
+    worst = max(offered, key=offered.get)
+    if offered[worst] < 1.0:
+        return None
+    return (
+        f"offered load on the {worst} pool is {offered[worst]:.2f}x its capacity: "
+        "the queue grows without bound"
+    )
+
+
 def _stability(
     scenario: Scenario, transport: Transport, replications: list[Replication]
 ) -> tuple[bool, dict[Pool, float] | None, str | None]:
     if scenario.load.kind == "closed":
         return True, None, None
     offered = offered_load(scenario, transport)
-    worst = max(offered, key=offered.get)
-    if offered[worst] < 1.0:
+    reason = overload(offered)
+    if reason is None:
         return True, offered, None
     backlog = float(np.mean([r.mean_in_system for r in replications]))
     at_end = float(np.mean([r.in_system_at_end for r in replications]))
-    reason = (
-        f"offered load on the {worst} pool is {offered[worst]:.2f}x its capacity: "
-        f"the queue grows without bound (rollouts in system: {backlog:.0f} on average over "
-        f"the window, {at_end:.0f} at its end; means are not reported)"
+    reason += (
+        f" (rollouts in system: {backlog:.0f} on average over the window, {at_end:.0f} at "
+        "its end; means are not reported)"
     )
     return False, offered, reason
 
@@ -168,8 +191,9 @@ def _latency(pooled: np.ndarray, replication_means: list[float]) -> Latency:
 
 def _mean_ci(values: list[float]) -> MeanCi:
     array = np.asarray(values, dtype=float)
-    mean = float(array.mean())
-    if array.size < 2:
-        return MeanCi(mean, None)
-    half = float(stdtrit(array.size - 1, 0.975) * array.std(ddof=1) / np.sqrt(array.size))
-    return MeanCi(mean, (mean - half, mean + half))
+    return MeanCi(float(array.mean()), t_interval(array))
+
+
+def _rate_ci(values: list[float]) -> MeanCi:
+    array = np.asarray(values, dtype=float)
+    return MeanCi(float(array.mean()), log_t_interval(array))

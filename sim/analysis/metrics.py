@@ -44,6 +44,10 @@ class Metric(StrEnum):
     MEAN_QUEUE_LENGTH = "mean_queue_length"
     WAIT_S_PER_TURN = "wait_s_per_turn"
     MEAN_ROLLOUTS_IN_SYSTEM = "mean_rollouts_in_system"
+    WARMUP_CUT_S = "warmup_cut_s"
+    STEADY_STATE_REACHED = "steady_state_reached"
+    # A capacity search.
+    PROBES = "probes"
 
     @property
     def label(self) -> str:
@@ -99,4 +103,7 @@ _LABELS = {
     Metric.MEAN_QUEUE_LENGTH: "time-average requests waiting per pool",
     Metric.WAIT_S_PER_TURN: "seconds waited per turn per pool",
     Metric.MEAN_ROLLOUTS_IN_SYSTEM: "time-average rollouts in flight",
+    Metric.WARMUP_CUT_S: "simulated time from which the run is measured (MSER-5 cut)",
+    Metric.STEADY_STATE_REACHED: "every replication settled before its series ended",
+    Metric.PROBES: "load points the capacity search simulated",
 }

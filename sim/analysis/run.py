@@ -10,8 +10,8 @@ from models.loading import load_scenario
 from models.scenario import Scenario
 from sim.analysis.fleet_summary import run_fleet
 from sim.engine.analytic import Expectation, expect
-from sim.engine.des import Replication
 from sim.engine.records import RolloutRecords, TurnRecords
+from sim.engine.replication import Replication
 from sim.engine.runners import Progress, simulate
 from sim.engine.transports import Transport
 

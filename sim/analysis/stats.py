@@ -1,8 +1,10 @@
-"""Confidence intervals for means and ratios of means over independent rollouts."""
+"""Confidence intervals: for means and ratios of means over independent rollouts (normal),
+and for statistics across a few independent replications (Student-t)."""
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import stdtrit
 
 Z95 = 1.959963984540054
 """Two-sided 95% normal quantile."""
@@ -50,3 +52,24 @@ def _around(estimate: float, influence: np.ndarray) -> tuple[float, float]:
         return estimate, estimate
     half = Z95 * float(influence.std(ddof=1)) / np.sqrt(n)
     return estimate - half, estimate + half
+
+
+def t_interval(values: np.ndarray) -> tuple[float, float] | None:
+    """Student-t 95% interval of the mean of a few independent values (None for one)."""
+    n = values.size
+    if n < 2:
+        return None
+    mean = float(values.mean())
+    half = float(stdtrit(n - 1, 0.975) * values.std(ddof=1) / np.sqrt(n))
+    return mean - half, mean + half
+
+
+def log_t_interval(values: np.ndarray) -> tuple[float, float] | None:
+    """The Student-t 95% interval of a positive mean on the log scale (delta method):
+    ``mean x exp(+- t s / (mean sqrt(n)))``, so both bounds stay positive."""
+    n = values.size
+    mean = float(values.mean())
+    if n < 2 or mean <= 0:
+        return None
+    half = float(stdtrit(n - 1, 0.975) * values.std(ddof=1) / (mean * np.sqrt(n)))
+    return mean * float(np.exp(-half)), mean * float(np.exp(half))

@@ -8,21 +8,22 @@ from typing import Any
 
 import numpy as np
 
-from models.stages import STAGE_COLUMN, STAGES, Stage
-from sim.engine.plan import PHASES, wait_column
+from models.stages import SIDES, STAGE_COLUMN, STAGES, Stage
+from sim.engine.plan import JOINED_SIDES, PHASES, side_wait_column, wait_column
 from sim.engine.records import TurnRecords
 
 _US = 1e6
-_POST = STAGE_COLUMN[Stage.POST]
 
 
 def trace_events(turns: TurnRecords, label: str) -> list[dict[str, Any]]:
     """Complete ("X") events: one process per rollout, one track per stage kind.
 
     Times are relative to each rollout's start.  A fleet's waits for a pool are
-    spans on the queue track, right before the stage that takes the pool.
-    Post-inference work done off the critical path is drawn on the post track,
-    overlapping what follows.
+    spans on the queue track, right before the stage that takes the pool (or, for
+    a side holding the turn waits for, right before the stage it is joined
+    before).  Side holdings (the parallel classifiers, overlapped post-inference
+    work) are drawn on their stage's track from the stage they start with,
+    overlapping the critical path.
     """
     events: list[dict[str, Any]] = []
     rollouts = np.unique(turns.rollout)
@@ -37,14 +38,18 @@ def trace_events(turns: TurnRecords, label: str) -> list[dict[str, Any]]:
         at_s = float(turns.start_at_s[row]) - origin[pid]
         args = {"turn": int(turns.turn_index[row]), "new_connection": bool(turns.cold[row])}
         for name, stage, duration_s, extra in _path(turns, row):
+            for side in SIDES:
+                side_s = float(turns.side_s(side)[row])
+                if stage is side.info.starts_with and name == stage.value and side_s > 0:
+                    track = side.info.stage
+                    side_args = {**args, "overlapped": True, "side": side.value}
+                    events.append(
+                        _span(track.value, pid, STAGE_COLUMN[track], at_s, side_s, side_args)
+                    )
             if duration_s > 0:
                 span_args = {**args, **extra}
                 events.append(_span(name, pid, STAGE_COLUMN[stage], at_s, duration_s, span_args))
             at_s += duration_s
-            if stage is Stage.DECODE and turns.post_overlapped_s[row] > 0:
-                overlapped = {**args, "overlapped": True}
-                post_s = float(turns.post_overlapped_s[row])
-                events.append(_span(Stage.POST.value, pid, _POST, at_s, post_s, overlapped))
     return events
 
 
@@ -60,6 +65,11 @@ def _path(turns: TurnRecords, row: int) -> list[tuple[str, Stage, float, dict[st
             if phase.inner is not None and stage is phase.inner_stages[0]:
                 wait = float(waits[wait_column(phase, nested=True)])
                 path.append((Stage.QUEUE.value, Stage.QUEUE, wait, {"pool": phase.inner.value}))
+            for side in JOINED_SIDES:
+                if stage is side.info.joined_before:
+                    wait = float(waits[side_wait_column(side)])
+                    extra = {"pool": side.info.pool.value, "side": side.value}
+                    path.append((Stage.QUEUE.value, Stage.QUEUE, wait, extra))
             path.append((stage.value, stage, float(turns.stage_s[row, STAGE_COLUMN[stage]]), {}))
     tool_s = float(turns.stage_s[row, STAGE_COLUMN[Stage.TOOL]])
     path.append((Stage.TOOL.value, Stage.TOOL, tool_s, {}))

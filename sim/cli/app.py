@@ -24,7 +24,7 @@ from sim.analysis.run import Engine, Run, execute, load, parse_engine, parse_spe
 from sim.analysis.summary import compare as compare_runs
 from sim.analysis.summary import summarize
 from sim.analysis.trace import write_trace
-from sim.cli.load import capacity as capacity_command
+from sim.cli.capacity import capacity as capacity_command
 from sim.cli.load import load as load_command
 from sim.cli.report import print_compare, print_run
 from sim.cli.sweep import plot as plot_command

@@ -1,43 +1,79 @@
-"""``loopbudget load`` and ``loopbudget capacity``: the fleet under load."""
+"""``loopbudget load``: latency, throughput and utilization of a fleet at load points."""
 
 from __future__ import annotations
 
 import json
+import sys
 
 import click
+from rich import box
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
 from models.errors import ScenarioError
 from models.loading import with_changes
-from models.stages import POOLS
-from sim.analysis.capacity import CapacityResult, Evaluation, parse_slo, search, with_agents
+from models.scenario import Scenario
+from models.stages import POOLS, Stage
+from sim.analysis.capacity import with_agents
+from sim.analysis.fleet_analytic import analytic_points
 from sim.analysis.fleet_summary import fleet_result, run_fleet
 from sim.analysis.load_points import parse_points
 from sim.analysis.metrics import Metric
 from sim.analysis.results import RunResult
+from sim.analysis.run import Engine, parse_engine, parse_spec
 from sim.analysis.run import load as load_scenario_of
-from sim.analysis.run import parse_spec
 from sim.engine.transports import Transport
+from sim.sweep.workers import replication_workers
+
+POOL_ABBREVIATIONS = {"api": "a", "state_store": "st", "safety": "sf", "inference": "in"}
+"""Short pool names, so the table fits 100 columns; a legend under it spells them out."""
+
+TABLE_WIDTH = 100
+"""Columns of the table when the output is not a terminal (a terminal gives its own)."""
+
+
+def workers_options(command):
+    """Where replications run: shared by load and capacity."""
+    command = click.option(
+        "--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://host:8786"
+    )(command)
+    return click.option(
+        "--workers",
+        type=int,
+        default=None,
+        help="local worker processes for replications (default: one per core; 1: this process)",
+    )(command)
 
 
 @click.command()
 @click.argument("spec")
 @click.option("--agents", help="closed load points, e.g. 1,10,100,1000")
 @click.option("--rates", help="open load points in rollouts per second, e.g. 0.5,1,2")
+@click.option(
+    "--engine",
+    default="des",
+    show_default=True,
+    help="des (simulation) or analytic (queueing network, instant)",
+)
 @click.option("--seed", type=int, default=None, help="root seed (default: the scenario's)")
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
+@workers_options
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 def load(
     spec: str,
     agents: str | None,
     rates: str | None,
+    engine: str,
     seed: int | None,
     sets: tuple[str, ...],
+    workers: int | None,
+    scheduler: str | None,
     as_json: bool,
 ) -> None:
     """Latency, throughput and utilization of SPEC at each load point."""
     parsed = parse_spec(spec)
+    chosen = parse_engine(engine)
     scenario = load_scenario_of(parsed, sets, seed)
     if (agents is None) == (rates is None):
         raise ScenarioError("load points: give exactly one of --agents or --rates")
@@ -48,40 +84,135 @@ def load(
             with_changes(scenario, ['load.kind="open"', f"load.rollouts_per_s={rate!r}"])
             for rate in parse_points("--rates", rates, float)
         ]
-    results = [
-        fleet_result(spec, point, parsed.transport, run_fleet(point, parsed.transport))
-        for point in points
-    ]
-    if as_json:
-        payload = {"spec": spec, "points": [result.to_json() for result in results]}
-        click.echo(json.dumps(payload, indent=2))
+    if chosen is Engine.ANALYTIC:
+        results = analytic_points(spec, points, parsed.transport)
     else:
-        console = Console()
-        console.print(load_table(spec, results))
-        for note in unstable_notes(results):
-            console.print(note, style="bold red")
+        results = _simulate(spec, points, parsed.transport, workers, scheduler)
+    if as_json:
+        payload = {
+            "spec": spec,
+            Metric.ENGINE.value: results[0].engine,
+            "points": [result.to_json() for result in results],
+        }
+        click.echo(json.dumps(payload, indent=2))
+        return
+    console = Console() if sys.stdout.isatty() else Console(width=TABLE_WIDTH)
+    console.print(load_table(spec, results))
+    for note in table_notes(results):
+        console.print(note)
+    for note in unstable_notes(results):
+        console.print(note, style="bold red")
+
+
+def _simulate(
+    spec: str,
+    points: list[Scenario],
+    transport: Transport,
+    workers: int | None,
+    scheduler: str | None,
+) -> list[RunResult]:
+    """Every load point's replications, in parallel, with a progress bar on a terminal."""
+    total = sum(p.load.replications for p in points)
+    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    console = Console(stderr=True)
+    with (
+        replication_workers(workers, scheduler) as pool,
+        Progress(*columns, console=console, transient=True, disable=not sys.stderr.isatty()) as bar,
+    ):
+        task = bar.add_task(f"{spec}: replications", total=total)
+        results = []
+        for point in points:
+            label = point.load.agents if point.load.kind == "closed" else point.load.rollouts_per_s
+            bar.update(task, description=f"{spec} at {label} ({pool.where})")
+            runs = run_fleet(point, transport, executor=pool.executor)
+            bar.advance(task, len(runs))
+            results.append(fleet_result(spec, point, transport, runs))
+    return results
+
+
+def _with_ci(mean: float, interval: tuple[float, float] | None, scale: float, fmt: str) -> str:
+    text = format(mean * scale, fmt)
+    if interval is None:
+        return text
+    half = (interval[1] - interval[0]) / 2 * scale
+    return f"{text}±{format(half, fmt)}"
 
 
 def load_table(spec: str, results: list[RunResult]) -> Table:
-    """One row per load point: latency, throughput, utilization per pool."""
-    table = Table(title=f"{spec} ({results[0].fleet.ci_method})", title_justify="left")
-    table.add_column("load")
-    for column in ("e2e s mean/p95", "TTFT ms mean/p95/p99", "turns/s", "util " + "/".join(POOLS)):
+    """One row per load point: latency (with 95% intervals), throughput, pools; it fits
+    ``TABLE_WIDTH`` columns."""
+    first = results[0]
+    closed = first.fleet.load.kind == "closed"
+    table = Table(
+        title=f"{spec} ({first.engine})",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1),
+        collapse_padding=True,
+        pad_edge=False,
+    )
+    table.add_column("agents" if closed else "rollouts\n/s", justify="right")
+    pools = "/".join(POOL_ABBREVIATIONS[p] for p in POOLS)
+    for column in (
+        "e2e s\nmean±h",
+        "e2e s\np95",
+        "TTFT ms\nmean±h",
+        "TTFT ms\np95/p99",
+        "turns/s\n(95% CI)",
+        f"util %\n{pools}",
+        "queue\ns",
+    ):
         table.add_column(column, justify="right")
     for result in results:
         fleet = result.fleet
+        load = f"{fleet.load.agents:,}" if closed else f"{fleet.load.rollouts_per_s:g}"
         if not result.stable:
-            table.add_row(fleet.load.label, "UNSTABLE", "-", "-", "-", style="red")
+            table.add_row(load, "UNSTABLE", "-", "-", "-", "-", "-", "-", style="red")
             continue
         e2e, ttft = result.e2e_s, result.ttft_s
+        turns = fleet.throughput[Metric.TURNS_PER_S]
+        ci = "" if turns.ci95 is None else f" ({turns.ci95[0]:.0f}-{turns.ci95[1]:.0f})"
+        tails = "-" if ttft.p95 is None else f"{ttft.p95 * 1e3:.0f}/{ttft.p99 * 1e3:.0f}"
         table.add_row(
-            fleet.load.label,
-            f"{e2e.mean:.1f}/{e2e.p95:.1f}",
-            f"{ttft.mean * 1e3:.0f}/{ttft.p95 * 1e3:.0f}/{ttft.p99 * 1e3:.0f}",
-            f"{fleet.throughput[Metric.TURNS_PER_S].mean:.1f}",
-            "/".join(f"{fleet.utilization[pool].mean:.0%}" for pool in POOLS),
+            load,
+            _with_ci(e2e.mean, e2e.ci95, 1.0, ".1f"),
+            "-" if e2e.p95 is None else f"{e2e.p95:.1f}",
+            _with_ci(ttft.mean, ttft.ci95, 1e3, ".0f"),
+            tails,
+            f"{turns.mean:.0f}{ci}",
+            "/".join(f"{fleet.utilization[pool].mean * 100:.0f}" for pool in POOLS),
+            f"{result.budget_s[Stage.QUEUE]:.2f}",
         )
     return table
+
+
+def table_notes(results: list[RunResult]) -> list[str]:
+    """The legend, the interval method and, for the DES, where measuring began and whether
+    it settled."""
+    notes = [
+        "mean±h: the mean and the half-width of its 95% interval; util %: time-average busy "
+        "share of a = API workers, st = state store, sf = safety classifiers, in = inference "
+        "slots; queue s: a rollout's waits for every pool",
+        f"intervals: {results[0].fleet.ci_method}",
+    ]
+    cuts = [r.fleet.warmup_cut_s for r in results if r.fleet.warmup_cut_s is not None]
+    if cuts:
+        span = (
+            f"{min(cuts):.0f}"
+            if round(min(cuts)) == round(max(cuts))
+            else (f"{min(cuts):.0f}-{max(cuts):.0f}")
+        )
+        notes.append(
+            "measured from the warm-up cut (MSER-5 on the end-to-end series, at least "
+            f"load.warmup_s): {span} s simulated"
+        )
+    for r in results:
+        if r.stable and not r.fleet.steady_state_reached:
+            notes.append(
+                f"warning: {r.fleet.load.label}: the run is too short to reach steady state "
+                "(the end-to-end series never settles); lengthen load.duration_s"
+            )
+    return notes
 
 
 def unstable_notes(results: list[RunResult]) -> list[str]:
@@ -91,72 +222,3 @@ def unstable_notes(results: list[RunResult]) -> list[str]:
         for r in results
         if not r.stable
     ]
-
-
-@click.command()
-@click.argument("spec")
-@click.option(
-    "--slo",
-    "slos",
-    multiple=True,
-    required=True,
-    metavar="METRIC=SECONDS",
-    help="e.g. ttft_p95_s=1.0; repeatable",
-)
-@click.option("--max-agents", type=int, default=100_000, show_default=True)
-@click.option("--seed", type=int, default=None, help="root seed (default: the scenario's)")
-@click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
-@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
-def capacity(
-    spec: str,
-    slos: tuple[str, ...],
-    max_agents: int,
-    seed: int | None,
-    sets: tuple[str, ...],
-    as_json: bool,
-) -> None:
-    """Largest number of agents meeting every SLO, for http and for ws, and their ratio."""
-    objectives = [parse_slo(text) for text in slos]
-    if max_agents < 1:
-        raise ScenarioError(f"--max-agents = {max_agents}: must be an integer >= 1")
-    scenario = load_scenario_of(parse_spec(spec), sets, seed)
-    console = Console(stderr=True)
-
-    def report(evaluation: Evaluation) -> None:
-        if not as_json:
-            verdict = "meets" if evaluation.meets else "misses"
-            console.print(f"  {evaluation.agents} agents: {verdict} the SLOs")
-
-    found: dict[str, CapacityResult] = {}
-    for transport in (Transport.HTTP, Transport.WS):
-        if not as_json:
-            console.print(f"searching {transport.value} ...")
-        found[transport.value] = search(
-            scenario, transport, objectives, max_agents, on_evaluation=report
-        )
-    http_agents = found["http"].capacity_agents
-    ratio = found["ws"].capacity_agents / http_agents if http_agents else None
-    if as_json:
-        payload = {
-            "spec": spec,
-            "slos": list(slos),
-            "capacity": {name: entry.to_json() for name, entry in found.items()},
-            "ws_over_http": ratio,
-        }
-        click.echo(json.dumps(payload, indent=2))
-        return
-    out = Console()
-    for name, entry in found.items():
-        line = f"{name}: {entry.capacity_agents} agents meet the SLOs"
-        if entry.first_failing_agents is not None:
-            line += f" ({entry.first_failing_agents} do not)"
-        at = entry.at_capacity
-        for metric, check in (at.checks if at is not None else {}).items():
-            sure = "yes" if check.met_with_95pct_confidence else "no"
-            line += (
-                f"; {metric} {check.value_s:.3f} s (95% CI {check.ci95[0]:.3f}-"
-                f"{check.ci95[1]:.3f}, limit {check.limit_s:g}, met with 95% confidence: {sure})"
-            )
-        out.print(line)
-    if ratio is not None:
-        out.print(f"ws supports {ratio:.2f}x the agents of http at these SLOs", style="bold")

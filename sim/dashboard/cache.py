@@ -80,6 +80,22 @@ def fleet_point(scenario_json: str, transport: Transport, agents: int) -> RunRes
     return fleet.load_point(scenario, transport, agents)
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def fleet_curves(
+    scenario_json: str, transports: tuple[Transport, ...], max_agents: int
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The analytic fleet's latency and utilization curves up to ``max_agents``."""
+    scenario = Scenario.model_validate_json(scenario_json)
+    return fleet.analytic_frames(scenario, transports, max_agents)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def fleet_estimate(scenario_json: str, transport: Transport, slo: Slo, max_agents: int) -> int:
+    """The analytic capacity estimate of one transport at one SLO."""
+    scenario = Scenario.model_validate_json(scenario_json)
+    return fleet.capacity_estimate(scenario, transport, slo, max_agents)
+
+
 @st.cache_data(show_spinner="searching for the capacity…", max_entries=32)
 def fleet_capacity(
     scenario_json: str, transport: Transport, slo: Slo, max_agents: int

@@ -176,7 +176,8 @@ def scaling_chart(frame: pd.DataFrame, tool_calls: float) -> alt.HConcatChart:
 
 
 def latency_chart(frame: pd.DataFrame) -> alt.HConcatChart:
-    """End-to-end time and TTFT against agents: mean solid, p95 dashed, per transport."""
+    """End-to-end time and TTFT against agents per transport: the analytic mean as a thin
+    line, simulated means (solid) and p95 (dashed) with points."""
     colour = _transport_colour(frame["transport"])
     x = alt.X("agents:Q", title="concurrent agents")
     dash = alt.StrokeDash(
@@ -184,49 +185,61 @@ def latency_chart(frame: pd.DataFrame) -> alt.HConcatChart:
         scale=alt.Scale(domain=["mean", "p95"], range=[[1, 0], [6, 4]]),
         legend=None,
     )
+    analytic = frame[frame["source"] == "analytic"]
+    simulated = frame[frame["source"] == "simulation"]
 
-    def panel(field: str, title: str) -> alt.Chart:
-        return (
-            alt.Chart(frame)
-            .mark_line(point=True, strokeWidth=3)
-            .encode(
-                x=x,
-                y=alt.Y(f"{field}:Q", title=title),
-                color=colour,
-                strokeDash=dash,
-                tooltip=["transport:N", "agents:Q", "statistic:N", f"{field}:Q"],
-            )
-            .properties(height=340, width=440)
+    def panel(field: str, title: str) -> alt.LayerChart:
+        tooltip = ["transport:N", "source:N", "agents:Q", "statistic:N", f"{field}:Q"]
+        y = alt.Y(f"{field}:Q", title=title)
+        model = (
+            alt.Chart(analytic)
+            .mark_line(strokeWidth=2, opacity=0.7)
+            .encode(x=x, y=y, color=colour, tooltip=tooltip)
         )
+        layers = [model]
+        if len(simulated):
+            layers.append(
+                alt.Chart(simulated)
+                .mark_line(point=True, strokeWidth=3)
+                .encode(x=x, y=y, color=colour, strokeDash=dash, tooltip=tooltip)
+            )
+        return alt.layer(*layers).properties(height=340, width=440)
 
     chart = alt.hconcat(
         panel("e2e_s", "end-to-end per rollout (s)"),
         panel("ttft_ms", "time to first token per turn (ms)"),
-    ).properties(title="solid: mean, dashed: p95")
+    ).properties(title="thin: analytic mean; with points: simulated mean (solid) and p95 (dashed)")
     return _readable(chart)
 
 
 def utilization_chart(frame: pd.DataFrame) -> alt.FacetChart:
-    """Utilization of each contended pool against agents, one panel per pool."""
+    """Utilization of each contended pool against agents, one panel per pool: analytic
+    lines, simulated points."""
+    base = alt.Chart(frame).encode(
+        x=alt.X("agents:Q", title="concurrent agents"),
+        y=alt.Y(
+            "utilization:Q",
+            title="utilization",
+            axis=alt.Axis(format="%"),
+            scale=alt.Scale(domain=[0, 1]),
+        ),
+        color=_transport_colour(frame["transport"]),
+        tooltip=[
+            "transport:N",
+            "source:N",
+            "pool:N",
+            "agents:Q",
+            alt.Tooltip("utilization:Q", format=".0%"),
+        ],
+    )
+    model = base.mark_line(strokeWidth=2, opacity=0.7).transform_filter(
+        alt.datum.source == "analytic"
+    )
+    simulated = base.mark_point(size=90, filled=True).transform_filter(
+        alt.datum.source == "simulation"
+    )
     chart = (
-        alt.Chart(frame)
-        .mark_line(point=True, strokeWidth=3)
-        .encode(
-            x=alt.X("agents:Q", title="concurrent agents"),
-            y=alt.Y(
-                "utilization:Q",
-                title="utilization",
-                axis=alt.Axis(format="%"),
-                scale=alt.Scale(domain=[0, 1]),
-            ),
-            color=_transport_colour(frame["transport"]),
-            tooltip=[
-                "transport:N",
-                "pool:N",
-                "agents:Q",
-                alt.Tooltip("utilization:Q", format=".0%"),
-            ],
-        )
+        alt.layer(model, simulated)
         .properties(height=220, width=220)
         .facet(
             column=alt.Column(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+import pandas as pd
 import streamlit as st
 
 from models.errors import ScenarioError
@@ -11,17 +12,27 @@ from models.scenario import Scenario
 from sim.analysis.capacity import Slo, SloMetric
 from sim.dashboard import charts
 from sim.dashboard import load as fleet
-from sim.dashboard.cache import fleet_capacity, fleet_point, requested, run_key
+from sim.dashboard.cache import (
+    fleet_capacity,
+    fleet_curves,
+    fleet_estimate,
+    fleet_point,
+    requested,
+    run_key,
+)
 from sim.engine.transports import Transport
 
 
 def load_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
-    """Latency and utilization against concurrent agents, and the capacity at an SLO."""
+    """Latency and utilization against concurrent agents, and the capacity at an SLO: the
+    analytic fleet on every change, the fleet DES on a button."""
     load = scenario.load
     st.caption(
-        f"The fleet engine: agents share the API cell of the scenario's capacity section. Each "
-        f"point simulates {load.duration_s:g} s after a {load.warmup_s:g} s warm-up, "
-        f"{load.replications} replications (change them under Advanced: load)."
+        f"Agents share the API cell of the scenario's capacity section. The lines are the "
+        f"analytic fleet (a queueing network, means only), redrawn on every change; "
+        f"'Simulate the fleet' adds the DES: {load.duration_s:g} s after a "
+        f"{load.warmup_s:g} s warm-up, {load.replications} replications per point (change "
+        f"them under Advanced: load)."
     )
     text = st.text_input(
         "concurrent agents (comma-separated)", fleet.DEFAULT_AGENTS, key="load:agents"
@@ -31,6 +42,7 @@ def load_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     except ScenarioError as error:
         st.error(str(error))
         return
+    latency, utilization = fleet_curves(scenario.model_dump_json(), transports, max(counts))
     key = run_key(scenario, transports, "load", *counts)
     if requested(key, st.button("Simulate the fleet", type="primary")):
         bar = st.progress(0.0)
@@ -40,8 +52,10 @@ def load_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
             bar.progress(done / total, text=f"simulating {transport}: {agents} agents")
             points.append(fleet_point(scenario.model_dump_json(), transport, agents))
         bar.empty()
-        st.altair_chart(charts.latency_chart(fleet.latency_frame(points)))
-        st.altair_chart(charts.utilization_chart(fleet.utilization_frame(points)))
+        latency = pd.concat([latency, fleet.latency_frame(points)], ignore_index=True)
+        utilization = pd.concat([utilization, fleet.utilization_frame(points)], ignore_index=True)
+    st.altair_chart(charts.latency_chart(latency))
+    st.altair_chart(charts.utilization_chart(utilization))
     capacity_view(scenario, transports)
 
 
@@ -58,6 +72,15 @@ def capacity_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None
         "search up to (agents)", 1, 100_000, 2_000, key="capacity:max_agents"
     )
     slo = Slo(SloMetric(metric), float(limit_s))
+    estimates = {
+        t.value: fleet_estimate(scenario.model_dump_json(), t, slo, int(max_agents))
+        for t in transports
+    }
+    st.caption(
+        "Analytic estimate: "
+        + ", ".join(f"{name} {agents:,} agents" for name, agents in estimates.items())
+        + ". 'Find the capacity' checks it with DES probes near it."
+    )
     key = run_key(scenario, transports, "capacity", metric, limit_s, max_agents)
     if not requested(key, st.button("Find the capacity")):
         return

@@ -1,7 +1,8 @@
 """The load view's data: a fleet of agents at several sizes, and its capacity at an SLO.
 
-Thin wrappers over ``sim.analysis.fleet_summary`` and ``sim.analysis.capacity`` that turn their
-JSON objects into tables for plotting.
+Thin wrappers over the analytic fleet (``sim.analysis.fleet_model``, drawn on every
+change), the fleet DES (``sim.analysis.fleet_summary``, on a button) and the capacity
+search, turning their results into tables for plotting.  Every row says its source.
 """
 
 from __future__ import annotations
@@ -10,7 +11,11 @@ import pandas as pd
 
 from models.scenario import Scenario
 from models.stages import POOLS
-from sim.analysis.capacity import SLO_METRICS, CapacityResult, Slo, SloMetric, search, with_agents
+from sim.analysis.capacity import SLO_METRICS, CapacityResult, Slo, SloMetric, with_agents
+from sim.analysis.capacity_estimate import SloEstimate
+from sim.analysis.capacity_search import search
+from sim.analysis.fleet_demand import fleet_demand
+from sim.analysis.fleet_model import closed_curve
 from sim.analysis.fleet_summary import fleet_result, run_fleet
 from sim.analysis.load_points import parse_points
 from sim.analysis.metrics import Statistic
@@ -18,6 +23,10 @@ from sim.analysis.results import RunResult
 from sim.engine.transports import Transport
 
 DEFAULT_AGENTS = "10, 100, 200, 300"
+ANALYTIC, SIMULATED = "analytic", "simulation"
+"""The two sources of a row: the queueing model (means) and the fleet DES."""
+CURVE_POINTS = 60
+"""Populations on an analytic curve (at most; one per agent for small fleets)."""
 DEFAULT_SLO = Slo(SloMetric.TTFT_P95_S, 1.0)
 SLO_NAMES = tuple(SLO_METRICS)
 
@@ -35,8 +44,28 @@ def load_point(scenario: Scenario, transport: Transport, agents: int) -> RunResu
     )
 
 
+def analytic_frames(
+    scenario: Scenario, transports: tuple[Transport, ...], max_agents: int
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(latency, utilization) rows of the analytic fleet from 1 to ``max_agents`` agents."""
+    latency, utilization = [], []
+    for transport in transports:
+        curve = closed_curve(fleet_demand(scenario, transport), max_agents)
+        step = max(1, max_agents // CURVE_POINTS)
+        for point in curve[step - 1 :: step]:
+            head = {"transport": transport.value, "agents": point.agents, "source": ANALYTIC}
+            latency.append(
+                {**head, "statistic": "mean", "e2e_s": point.e2e_s, "ttft_ms": point.ttft_s * 1e3}
+            )
+            for pool in POOLS:
+                utilization.append(
+                    {**head, "pool": pool.value, "utilization": point.utilization[pool]}
+                )
+    return pd.DataFrame(latency), pd.DataFrame(utilization)
+
+
 def latency_frame(points: list[RunResult]) -> pd.DataFrame:
-    """One row per (transport, agents, statistic): end-to-end (s) and TTFT (ms)."""
+    """One row per (transport, agents, statistic) of DES points: e2e (s) and TTFT (ms)."""
     rows = []
     for point in points:
         if point.e2e_s is None:
@@ -46,6 +75,7 @@ def latency_frame(points: list[RunResult]) -> pd.DataFrame:
                 {
                     "transport": point.transport.value,
                     "agents": point.fleet.load.agents,
+                    "source": SIMULATED,
                     "statistic": statistic.value,
                     "e2e_s": point.e2e_s.statistic(statistic),
                     "ttft_ms": point.ttft_s.statistic(statistic) * 1000,
@@ -55,7 +85,7 @@ def latency_frame(points: list[RunResult]) -> pd.DataFrame:
 
 
 def utilization_frame(points: list[RunResult]) -> pd.DataFrame:
-    """One row per (transport, agents, pool): mean utilization across replications."""
+    """One row per (transport, agents, pool) of DES points: mean utilization."""
     rows = []
     for point in points:
         if point.e2e_s is None:
@@ -65,6 +95,7 @@ def utilization_frame(points: list[RunResult]) -> pd.DataFrame:
                 {
                     "transport": point.transport.value,
                     "agents": point.fleet.load.agents,
+                    "source": SIMULATED,
                     "pool": pool.value,
                     "utilization": point.fleet.utilization[pool].mean,
                 }
@@ -73,5 +104,10 @@ def utilization_frame(points: list[RunResult]) -> pd.DataFrame:
 
 
 def capacity(scenario: Scenario, transport: Transport, slo: Slo, max_agents: int) -> CapacityResult:
-    """The largest closed population that meets ``slo`` (bracket, then bisect)."""
+    """The largest closed population that meets ``slo`` (analytic estimate, DES probes)."""
     return search(scenario, transport, [slo], max_agents)
+
+
+def capacity_estimate(scenario: Scenario, transport: Transport, slo: Slo, max_agents: int) -> int:
+    """The analytic model's capacity at ``slo``, before any simulation."""
+    return SloEstimate(scenario, transport).capacity([slo], max_agents)

@@ -12,9 +12,9 @@ import numpy as np
 
 from models.costs import TurnCosts, stage_costs
 from models.scenario import Scenario
-from models.stages import STAGE_COLUMN, STAGES, Stage
+from models.stages import POOLS, STAGE_COLUMN, STAGES, Stage
 from sim.engine.draws import draw_turns
-from sim.engine.plan import FIRST_TOKEN_WAITS, WAIT_PHASES, Segments
+from sim.engine.plan import FIRST_TOKEN_WAITS, WAIT_PHASES, WAIT_POOLS, Segments
 from sim.engine.records import RolloutRecords, TurnRecords
 from sim.engine.streams import BLOCK_ROLLOUTS
 from sim.engine.transports import Transport, turn_work
@@ -102,6 +102,7 @@ def reduce_block(
             ttft_s=ttft_s[rows],
             api_cpu_s=costs.api_cpu_s[rows],
             post_overlapped_s=costs.post_overlapped_s[rows],
+            safety_parallel_s=costs.safety_parallel_s[rows],
             wait_s=block.wait_s[rows],
         )
     return RolloutRecords(
@@ -112,9 +113,15 @@ def reduce_block(
         ttft_sum_s=np.add.reduceat(ttft_s, starts)[keep],
         api_cpu_s=np.add.reduceat(costs.api_cpu_s, starts)[keep],
         safety_cpu_s=np.add.reduceat(costs.safety_cpu_s, starts)[keep],
+        started_at_s=block.started_at_s[keep],
+        pool_wait_s=np.add.reduceat(block.wait_s @ _POOL_OF_WAIT, starts, axis=0)[keep],
         turn_ttft_s=ttft_s[kept_turns],
         turn_records=turn_records,
     )
+
+
+_POOL_OF_WAIT = np.array([[float(p is pool) for pool in POOLS] for p in WAIT_POOLS])
+"""Wait columns to pools: (len(WAIT_PHASES), len(POOLS)) indicator matrix."""
 
 
 def _selected_costs(

@@ -2,58 +2,47 @@
 
 One engine serves both uses.  A fleet's turn walks the phases of the stage
 table (``sim.engine.plan``): it takes each phase's pool, waits out the phase
-in one timeout and records every wait.  A single agent meets no other agent,
-so no pool is ever contended: its turn is the fast path of two timeouts (the
-request, then the tool) while every stage's duration is still recorded.
+in one timeout and records every wait; side holdings (the parallel
+classifiers alongside prefill, overlapped post-inference work) hold their
+pool's server off the turn's path.  The phases that hold no pool at the end of
+one turn and the start of the next (download, tool, then building, connecting
+and uploading the next request) are one timeout.  A single agent meets no
+other agent, so no pool is ever contended: its turn is the fast path of two
+timeouts (the request, then the tool) while every stage's duration is still
+recorded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import simpy
 
 from models.scenario import Scenario
-from models.stages import Pool, Stage
+from models.stages import Pool, Side
 from sim.engine.blocks import Block
 from sim.engine.connections import Connection, new_connection
-from sim.engine.plan import PHASES, Segments, wait_column
+from sim.engine.plan import PHASES, SIDE_PHASE, Segments, side_wait_column, wait_column
 from sim.engine.pools import Replicas, ServerPool, TimeWeighted
-from sim.engine.records import RolloutRecords
 from sim.engine.streams import BLOCK_ROLLOUTS
 from sim.engine.transports import Transport
 
-_POST_PHASE = next(i for i, p in enumerate(PHASES) if Stage.POST in p.stages)
 _LAST = len(PHASES) - 1
-
-
-@dataclass(frozen=True)
-class PoolStats:
-    """Time-weighted statistics of one pool over the measured window."""
-
-    capacity: int
-    utilization: float
-    mean_busy: float
-    mean_waiting: float
-
-
-@dataclass(frozen=True)
-class Replication:
-    """What one fleet replication measured: rollouts that started inside the window."""
-
-    records: RolloutRecords
-    pools: dict[Pool, PoolStats]
-    window_s: float
-    turns_completed: int
-    output_tokens_completed: float
-    rollouts_started: int
-    mean_in_system: float
-    in_system_at_end: int
-    wait_s_by_pool: dict[Pool, float]
-    """Total wait per pool over the measured rollouts' turns."""
+_PARALLEL = Side.PARALLEL_SAFETY
+_OVERLAPPED = Side.OVERLAPPED_POST
+if (
+    SIDE_PHASE[_OVERLAPPED] != _LAST
+    or PHASES[SIDE_PHASE[_PARALLEL]].pool is not Pool.INFERENCE
+    or PHASES[0].pool is not None
+    or PHASES[_LAST].pool is not None
+):
+    raise ValueError(
+        "the engine expects a request to open and close with phases that hold no pool, "
+        "joins the parallel classifiers on the inference phase and starts overlapped post "
+        "work with the download"
+    )
 
 
 class Simulation:
@@ -83,6 +72,9 @@ class Simulation:
         self.on_block_done: Callable[[Block], None] = lambda block: None
         self.next_rollout = 0
         self.rollouts_started_in_window = 0
+        self.measured_in_flight = 0
+        self.on_measured_done: Callable[[], None] = lambda: None
+        """Called when a rollout that started inside the window ends."""
         self.turns_completed = 0
         self.output_tokens_completed = 0.0
         self.in_system = TimeWeighted(self.env, *window)
@@ -92,6 +84,8 @@ class Simulation:
             pool: ServerPool(self.env, pool, n, *window) for pool, n in c.servers().items()
         }
         self.replicas = Replicas(c.inference_replicas, c.decode_slowdown_per_stream)
+        self._side_pool = {side: self.pools[side.info.pool] for side in Side}
+        self._parallel_column = side_wait_column(_PARALLEL)
         self._steps = [
             (
                 self.pools[phase.pool] if phase.pool is not None else None,
@@ -100,7 +94,7 @@ class Simulation:
                 wait_column(phase, nested=True) if phase.inner is not None else -1,
                 phase.pool is Pool.INFERENCE,
             )
-            for phase in PHASES[:_LAST]
+            for phase in PHASES[1:_LAST]
         ]
 
     def block(self, index: int, rollouts: int = BLOCK_ROLLOUTS) -> Block:
@@ -110,102 +104,153 @@ class Simulation:
             )
         return self.blocks[index]
 
-    def rollouts(self, indices: Iterable[int | None]) -> Generator[simpy.Event, Any, None]:
-        """Run rollouts one after another, turn by turn (None: the next rollout)."""
+    def rollouts(self, indices: Iterable[int]) -> Generator[simpy.Event, Any, None]:
+        """One agent without contention runs rollouts one after another, turn by turn."""
         env, timeout = self.env, self.env.timeout
-        contended = self.contended
         for index in indices:
-            if index is None:
-                index = self.next_rollout
-                self.next_rollout += 1
-            block_index, local = divmod(index, BLOCK_ROLLOUTS)
-            block = self.block(block_index)
-            if self.window_start_s <= env.now < self.window_end_s:
-                self.rollouts_started_in_window += 1
-            block.started_at_s[local] = env.now
-            self.in_system.change(+1)
-            connection = new_connection(self.scenario, self.transport, self.faults)
-            turns = range(block.offsets[local], block.offsets[local + 1])
-            if contended:
-                yield from self._contended_turns(block, turns, connection)
-            else:
-                # The fast path, inline (one generator less per event): request, then tool.
-                cold_flag, start_at_s = block.cold_flag, block.start_at_s
-                is_cold_at, release = connection.is_cold, connection.release
-                cold_request_s, warm_request_s = block.cold.request_s, block.warm.request_s
-                tool_s = block.warm.tool_s
-                for turn in turns:
-                    now_s = env.now
-                    start_at_s[turn] = now_s
-                    if is_cold_at(now_s):
-                        cold_flag[turn] = 1.0
-                        yield timeout(cold_request_s[turn])
-                    else:
-                        yield timeout(warm_request_s[turn])
-                    release(env.now)
-                    if tool_s[turn] > 0:
-                        yield timeout(tool_s[turn])
-            block.ended_at_s[local] = env.now
-            self.in_system.change(-1)
-            block.finished += 1
-            if block.finished == block.rollouts:
-                self.on_block_done(block)
+            block, local, measured, connection = self._begin(index)
+            # The fast path, inline (one generator less per event): request, then tool.
+            cold_flag, start_at_s = block.cold_flag, block.start_at_s
+            is_cold_at, release = connection.is_cold, connection.release
+            cold_request_s, warm_request_s = block.cold.request_s, block.warm.request_s
+            tool_s = block.warm.tool_s
+            for turn in range(block.offsets[local], block.offsets[local + 1]):
+                now_s = env.now
+                start_at_s[turn] = now_s
+                if is_cold_at(now_s):
+                    cold_flag[turn] = 1.0
+                    yield timeout(cold_request_s[turn])
+                else:
+                    yield timeout(warm_request_s[turn])
+                release(env.now)
+                if tool_s[turn] > 0:
+                    yield timeout(tool_s[turn])
+            self._end(block, local, measured)
 
-    def _contended_turns(
-        self, block: Block, turns: range, connection: Connection
-    ) -> Generator[simpy.Event, Any, None]:
+    def fleet_rollout(self) -> Generator[simpy.Event, Any, None]:
+        """The next rollout of a fleet, contending for the pools, turn by turn."""
         env = self.env
+        index = self.next_rollout
+        self.next_rollout += 1
+        block, local, measured, connection = self._begin(index)
         cold_flag, start_at_s = block.cold_flag, block.start_at_s
         record_starts = self.record_starts
-        for turn in turns:
-            now_s = env.now
-            if record_starts:
-                start_at_s[turn] = now_s
-            is_cold = connection.is_cold(now_s)
-            cold_flag[turn] = is_cold
-            segments = block.cold if is_cold else block.warm
-            download_s = yield from self._contended_turn(block, segments, turn)
-            connection.release(env.now + download_s)
-            # The download and the tool hold no pool: one timeout for both.
-            gap_s = download_s + segments.tool_s[turn]
+        first, end = block.offsets[local], block.offsets[local + 1]
+        turn, now_s = first, env.now
+        if record_starts:
+            start_at_s[turn] = now_s
+        cold = connection.is_cold(now_s)
+        cold_flag[turn] = cold
+        seg = block.cold if cold else block.warm
+        gap_s = seg.phase_s[0][turn]
+        while True:
             if gap_s > 0:
                 yield env.timeout(gap_s)
+            download_s = yield from self._contended_turn(block, seg, turn)
+            connection.release(env.now + download_s)
+            gap_s = download_s + seg.tool_s[turn]
+            turn += 1
+            if turn == end:
+                break
+            # The next request starts after the download and the tool: its variant is
+            # known now (a connection's state moves only with this agent's requests).
+            start_s = env.now + gap_s
+            if record_starts:
+                start_at_s[turn] = start_s
+            cold = connection.is_cold(start_s)
+            cold_flag[turn] = cold
+            seg = block.cold if cold else block.warm
+            gap_s += seg.phase_s[0][turn]
+        if gap_s > 0:
+            yield env.timeout(gap_s)
+        self._end(block, local, measured)
+
+    def _begin(self, index: int) -> tuple[Block, int, bool, Connection]:
+        block_index, local = divmod(index, BLOCK_ROLLOUTS)
+        block = self.block(block_index)
+        now_s = self.env.now
+        measured = self.window_start_s <= now_s < self.window_end_s
+        if measured:
+            self.rollouts_started_in_window += 1
+            self.measured_in_flight += 1
+        block.started_at_s[local] = now_s
+        self.in_system.change(+1)
+        return block, local, measured, new_connection(self.scenario, self.transport, self.faults)
+
+    def _end(self, block: Block, local: int, measured: bool) -> None:
+        block.ended_at_s[local] = self.env.now
+        self.in_system.change(-1)
+        if measured:
+            self.measured_in_flight -= 1
+            self.on_measured_done()
+        block.finished += 1
+        if block.finished == block.rollouts:
+            self.on_block_done(block)
 
     def _contended_turn(
         self, block: Block, seg: Segments, t: int
     ) -> Generator[simpy.Event, Any, float]:
-        """One request up to its download, which it returns (the caller waits it out)."""
+        """One request from its first pool up to its download, which it returns."""
         env, waits = self.env, block.wait_s[t]
-        for index, (pool, column, inner, inner_column, batched) in enumerate(self._steps):
+        for index, (pool, column, inner, inner_column, batched) in enumerate(self._steps, 1):
             seconds = seg.phase_s[index][t]
             if pool is None:
                 if seconds > 0:
                     yield env.timeout(seconds)
                 continue
             if batched:
-                request, waits[column] = yield from pool.acquire()
+                if not pool.take():
+                    waits[column] = yield from pool.wait()
                 replica, slowdown = self.replicas.join()
                 decode_s = seg.decode_s[t] * slowdown
                 block.stretch_decode()[t] = decode_s
-                yield env.timeout(seconds + decode_s)
+                parallel_s = seg.side_s[_PARALLEL][t]
+                if parallel_s <= 0:
+                    yield env.timeout(seconds + decode_s)
+                elif self._side_pool[_PARALLEL].free:
+                    # A worker is free: the verdict comes after max(prefill, classifiers).
+                    self._side_pool[_PARALLEL].hold_aside(parallel_s)
+                    yield env.timeout(max(seconds, parallel_s) + decode_s)
+                else:
+                    yield from self._join_parallel(seconds, parallel_s, waits)
+                    yield env.timeout(decode_s)
                 self.replicas.leave(replica)
-                pool.release(request)
+                pool.release()
                 continue
             if seconds > 0:
-                request, waits[column] = yield from pool.acquire()
+                if not pool.take():
+                    waits[column] = yield from pool.wait()
                 nested = seg.nested[index]
                 if nested is not None and nested[3][t]:
                     lead_s, inner_s, trail_s, _ = nested
                     yield env.timeout(lead_s[t])
-                    waits[inner_column] = yield from inner.serve(inner_s[t])
+                    if not inner.take():
+                        waits[inner_column] = yield from inner.wait()
+                    yield env.timeout(inner_s[t])
+                    inner.release()
                     yield env.timeout(trail_s[t])
                 else:
                     yield env.timeout(seconds)
-                pool.release(request)
-            if index == _POST_PHASE and seg.post_overlapped_s[t] > 0:
-                env.process(pool.serve(seg.post_overlapped_s[t]))
+                pool.release()
+        if seg.side_s[_OVERLAPPED][t] > 0:
+            self._side_pool[_OVERLAPPED].hold_aside(seg.side_s[_OVERLAPPED][t])
         download_s = seg.phase_s[_LAST][t]
         if self.window_start_s <= env.now + download_s < self.window_end_s:
             self.turns_completed += 1
             self.output_tokens_completed += block.turns.output_tokens[t]
         return download_s
+
+    def _join_parallel(
+        self, alongside_s: float, parallel_s: float, waits: np.ndarray
+    ) -> Generator[simpy.Event, Any, None]:
+        """Prefill while the parallel classifiers queue for a safety worker, then wait for
+        their verdict; records the delay beyond their own overrun of prefill."""
+        env = self.env
+        done = env.event()
+        self._side_pool[_PARALLEL].hold_aside(parallel_s, done.succeed)
+        yield env.timeout(alongside_s)
+        joined_at_s = env.now
+        if done.callbacks is not None:
+            yield done
+        overrun_s = max(0.0, parallel_s - alongside_s)
+        waits[self._parallel_column] = max(0.0, env.now - joined_at_s - overrun_s)

@@ -5,7 +5,9 @@ takes the pool once, waits out the phase's stages in one timeout and lets the
 pool go.  A pool served from inside another (the state store, read by a busy
 API worker) is a nested step of its outer pool's phase.  The client's tool
 runs between requests and belongs to no phase; the download that ends a
-request is the last phase, which holds no pool.
+request is the last phase, which holds no pool.  A side holding (the side
+table) asks for its pool when the phase that starts with its stage starts; a
+joined one (the parallel classifiers) is waited for inside that phase.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from models.costs import TurnCosts, Work
-from models.stages import STAGES, Pool, Stage
+from models.stages import SIDES, STAGES, Pool, Side, Stage
 
 
 @dataclass(frozen=True)
@@ -63,10 +65,34 @@ def _phases() -> tuple[Phase, ...]:
 PHASES: tuple[Phase, ...] = _phases()
 """The phases of a request, in order."""
 
-WAIT_PHASES: tuple[Phase, ...] = tuple(p for p in PHASES if p.pool is not None) + tuple(
-    Phase(p.inner, p.inner_stages) for p in PHASES if p.inner is not None
+BATCHED: tuple[Stage, ...] = (Stage.DECODE,)
+"""Stages whose rate falls with the batch on their inference replica
+(``capacity.decode_slowdown_per_stream``); the rest of a phase runs at its own pace."""
+
+
+def _side_phase(side: Side) -> int:
+    info = side.info
+    index = next(i for i, p in enumerate(PHASES) if p.stages[0] is info.starts_with)
+    if info.joined_before is not None:
+        phase = PHASES[index]
+        if info.joined_before not in phase.stages or any(s in BATCHED for s in info.alongside):
+            raise ValueError(f"{side} must be joined inside its phase, before its batched stages")
+    return index
+
+
+SIDE_PHASE: dict[Side, int] = {side: _side_phase(side) for side in SIDES}
+"""The phase whose start each side holding starts with."""
+
+JOINED_SIDES: tuple[Side, ...] = tuple(s for s in SIDES if s.info.joined_before is not None)
+"""Side holdings the turn waits for (their waits can delay it)."""
+
+WAIT_PHASES: tuple[Phase, ...] = (
+    tuple(p for p in PHASES if p.pool is not None)
+    + tuple(Phase(p.inner, p.inner_stages) for p in PHASES if p.inner is not None)
+    + tuple(Phase(s.info.pool, s.info.alongside) for s in JOINED_SIDES)
 )
-"""Every place a turn can wait for a pool: each pool phase, then each nested pool."""
+"""Every place a turn can wait for a pool: each pool phase, each nested pool, then each
+joined side holding (the delay its wait adds beyond the stages it runs alongside)."""
 
 
 def wait_column(phase: Phase, nested: bool = False) -> int:
@@ -75,16 +101,16 @@ def wait_column(phase: Phase, nested: bool = False) -> int:
     return WAIT_PHASES.index(key)
 
 
+def side_wait_column(side: Side) -> int:
+    """The column of the wait matrix recording the delay a joined side holding adds."""
+    return WAIT_PHASES.index(Phase(side.info.pool, side.info.alongside))
+
+
 FIRST_TOKEN_WAITS: np.ndarray = np.array([p.before_first_token for p in WAIT_PHASES])
 """Which wait columns delay the first token."""
 
 WAIT_POOLS: tuple[Pool, ...] = tuple(p.pool for p in WAIT_PHASES)
 """The pool each wait column waits for."""
-
-
-BATCHED: tuple[Stage, ...] = (Stage.DECODE,)
-"""Stages whose rate falls with the batch on their inference replica
-(``capacity.decode_slowdown_per_stream``); the rest of a phase runs at its own pace."""
 
 
 def holds_inner(pool: Pool, work: Work) -> np.ndarray:
@@ -109,8 +135,15 @@ class Segments:
         if not contended:
             self.request_s = _as_list(costs.request_s)
             return
+        held = dict(s)
+        for side in JOINED_SIDES:
+            # The overrun is waited out when the turn joins the side holding, not held here.
+            info = side.info
+            overrun = np.maximum(0.0, costs.side_s(side) - sum(s[st] for st in info.alongside))
+            held[info.stage] = np.maximum(0.0, s[info.stage] - overrun)
         self.phase_s = [
-            _as_array(sum(s[stage] for stage in p.stages if stage not in BATCHED)) for p in PHASES
+            _as_array(sum(held[stage] for stage in p.stages if stage not in BATCHED))
+            for p in PHASES
         ]
         self.nested: list[tuple[array, array, array, list[bool]] | None] = []
         for phase in PHASES:
@@ -128,7 +161,7 @@ class Segments:
                 )
             )
         self.decode_s = _as_array(s[Stage.DECODE])
-        self.post_overlapped_s = _as_array(costs.post_overlapped_s)
+        self.side_s = {side: _as_array(costs.side_s(side)) for side in SIDES}
 
 
 def _as_array(seconds: np.ndarray) -> array:

@@ -1,13 +1,16 @@
 """Contended resources with the statistics a queueing person trusts.
 
-A ``ServerPool`` wraps a SimPy resource and keeps time-weighted levels (busy
-servers, waiting requests) over the measured window only, so the warm-up is
-cut; waits are returned to the caller, who records them per turn.
+A ``ServerPool`` is ``capacity`` identical servers with one FIFO queue.  Taking
+a free server and giving one back cost no SimPy event (only a wait does), so a
+turn that meets no queue pays for its timeouts and nothing else.  Time-weighted
+levels (busy servers, waiting requests) are integrated over the measured window
+only, so the warm-up is cut; waits are returned to the caller, who records them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections import deque
+from collections.abc import Callable, Generator
 from typing import Any
 
 import simpy
@@ -16,15 +19,19 @@ from models.stages import Pool
 
 
 class TimeWeighted:
-    """The time integral of a level over the window [start_s, end_s]."""
+    """The time integral of a level over the window [start_s, end_s].
+
+    With the level's changes d_i at times t_i (clipped to the window), the integral
+    up to a time t in the window is ``level(t) t - sum(d_i t_i)``: a change costs one
+    clip and one multiply-add.
+    """
 
     def __init__(self, env: simpy.Environment, start_s: float, end_s: float) -> None:
         self._env = env
         self._start_s = start_s
         self._end_s = end_s
         self._level = 0
-        self._changed_at_s = 0.0
-        self._area = 0.0
+        self._offset = 0.0
 
     @property
     def level(self) -> int:
@@ -32,66 +39,88 @@ class TimeWeighted:
 
     def change(self, delta: int) -> None:
         now_s = self._env.now
-        # Inlined _accumulate: this runs several times per simulated turn.
-        begin = self._changed_at_s if self._changed_at_s > self._start_s else self._start_s
-        end = now_s if now_s < self._end_s else self._end_s
-        if end > begin:
-            self._area += self._level * (end - begin)
-        self._changed_at_s = now_s
+        at_s = (
+            self._start_s
+            if now_s < self._start_s
+            else (self._end_s if now_s > self._end_s else now_s)
+        )
+        self._offset += delta * at_s
         self._level += delta
+
+    def area(self) -> float:
+        """The integral of the level from the window's start up to now (or its end)."""
+        now_s = min(max(self._env.now, self._start_s), self._end_s)
+        return self._level * now_s - self._offset
 
     def mean(self) -> float:
         """Time-average of the level over the window (call after the run)."""
-        self._accumulate(self._env.now)
-        return self._area / (self._end_s - self._start_s)
-
-    def _accumulate(self, now_s: float) -> None:
-        begin = max(self._changed_at_s, self._start_s)
-        end = min(now_s, self._end_s)
-        if end > begin:
-            self._area += self._level * (end - begin)
-        self._changed_at_s = now_s
+        return self.area() / (self._end_s - self._start_s)
 
 
 class ServerPool:
-    """``capacity`` identical servers with one FIFO queue."""
+    """``capacity`` identical servers with one FIFO queue.
+
+    ``take`` gives a free server at once (no event); ``wait`` queues for one;
+    ``release`` hands the server straight to the first in the queue, so the
+    pool never has a free server while someone waits.
+    """
 
     def __init__(
         self, env: simpy.Environment, name: Pool, capacity: int, start_s: float, end_s: float
     ) -> None:
         self.name = name
         self.capacity = capacity
+        self.free = capacity
         self._env = env
-        self._resource = simpy.Resource(env, capacity)
+        self._queue: deque[simpy.Event] = deque()
         self.busy = TimeWeighted(env, start_s, end_s)
         self.waiting = TimeWeighted(env, start_s, end_s)
 
-    def serve(self, service_s: float) -> Generator[simpy.Event, Any, float]:
-        """Hold one server for ``service_s``; returns the time spent waiting for it."""
-        arrived_s = self._env.now
-        self.waiting.change(+1)
-        with self._resource.request() as granted:
-            yield granted
-            self.waiting.change(-1)
+    def take(self) -> bool:
+        """Take a free server if there is one (the caller then holds it until ``release``)."""
+        if self.free:
+            self.free -= 1
             self.busy.change(+1)
-            waited_s = self._env.now - arrived_s
-            yield self._env.timeout(service_s)
-            self.busy.change(-1)
-        return waited_s
+            return True
+        return False
 
-    def acquire(self) -> Generator[simpy.Event, Any, tuple[simpy.Resource, float]]:
-        """Take one server until ``release``; returns the request and the wait."""
+    def wait(self) -> Generator[simpy.Event, Any, float]:
+        """Queue for a server (after ``take`` failed); returns the time waited."""
         arrived_s = self._env.now
+        granted = self._env.event()
+        self._queue.append(granted)
         self.waiting.change(+1)
-        request = self._resource.request()
-        yield request
-        self.waiting.change(-1)
-        self.busy.change(+1)
-        return request, self._env.now - arrived_s
+        yield granted
+        return self._env.now - arrived_s
 
-    def release(self, request: simpy.Event) -> None:
-        self.busy.change(-1)
-        self._resource.release(request)
+    def release(self) -> None:
+        if self._queue:
+            self.waiting.change(-1)
+            self._queue.popleft().succeed()
+        else:
+            self.free += 1
+            self.busy.change(-1)
+
+    def hold_aside(self, service_s: float, done: Callable[[], None] | None = None) -> None:
+        """Hold a server for ``service_s`` off the caller's path, queueing if none is free
+        (callbacks, no process of its own); ``done()`` runs when the server is given back."""
+        env = self._env
+
+        def finish(_event: simpy.Event) -> None:
+            self.release()
+            if done is not None:
+                done()
+
+        def start(_event: simpy.Event | None = None) -> None:
+            env.timeout(service_s).callbacks.append(finish)
+
+        if self.take():
+            start()
+            return
+        granted = env.event()
+        granted.callbacks.append(start)
+        self._queue.append(granted)
+        self.waiting.change(+1)
 
     def utilization(self) -> float:
         """Time-average busy servers over capacity, in the measured window."""

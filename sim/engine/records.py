@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from models.stages import POOLS, STAGES, Side
+
 
 @dataclass(frozen=True)
 class TurnRecords:
@@ -24,8 +26,16 @@ class TurnRecords:
     api_cpu_s: np.ndarray
     post_overlapped_s: np.ndarray
     """Post-inference work done off the critical path (WebSocket), seconds."""
+    safety_parallel_s: np.ndarray
+    """Work of the classifiers run alongside prefill, seconds."""
     wait_s: np.ndarray
     """Shape (turns, len(sim.engine.plan.WAIT_PHASES)): seconds waited for each pool."""
+
+    def side_s(self, side: Side) -> np.ndarray:
+        """Seconds each turn's side holding kept its pool's server."""
+        if side is Side.PARALLEL_SAFETY:
+            return self.safety_parallel_s
+        return self.post_overlapped_s
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,10 @@ class RolloutRecords:
     ttft_sum_s: np.ndarray
     api_cpu_s: np.ndarray
     safety_cpu_s: np.ndarray
+    started_at_s: np.ndarray
+    """Simulated time the rollout started (in its block's environment for one agent)."""
+    pool_wait_s: np.ndarray
+    """Shape (rollouts, len(POOLS)): seconds the rollout's turns waited for each pool."""
     turn_ttft_s: np.ndarray
     turn_records: TurnRecords | None = None
 
@@ -49,7 +63,9 @@ class RolloutRecords:
 
 
 def concatenate(parts: list[RolloutRecords]) -> RolloutRecords:
-    """Join the records of consecutive blocks."""
+    """Join the records of consecutive blocks (none: a run that measured no rollout)."""
+    if not parts:
+        return _empty()
     keep = all(p.turn_records is not None for p in parts)
     turn_records = None
     if keep:
@@ -65,3 +81,27 @@ def concatenate(parts: list[RolloutRecords]) -> RolloutRecords:
         if name != "turn_records"
     }
     return RolloutRecords(**joined, turn_records=turn_records)
+
+
+def _empty() -> RolloutRecords:
+    columns = {"stage_s": len(STAGES), "pool_wait_s": len(POOLS)}
+    return RolloutRecords(
+        **{
+            name: np.zeros((0, columns[name]) if name in columns else 0)
+            for name in RolloutRecords.__dataclass_fields__
+            if name != "turn_records"
+        }
+    )
+
+
+def select(records: RolloutRecords, keep: np.ndarray) -> RolloutRecords:
+    """The rollouts where ``keep`` (per-turn TTFTs follow; per-turn rows are kept whole)."""
+    per_turn = np.repeat(keep, records.turns.astype(np.int64))
+    chosen = {
+        name: getattr(records, name)[keep]
+        for name in RolloutRecords.__dataclass_fields__
+        if name not in ("turn_ttft_s", "turn_records")
+    }
+    return RolloutRecords(
+        **chosen, turn_ttft_s=records.turn_ttft_s[per_turn], turn_records=records.turn_records
+    )

@@ -2,7 +2,9 @@
 
 ``simulate`` is the single-agent model: no contention, every rollout kept.
 ``simulate_fleet`` is one replication of a closed population of agents or of
-open Poisson arrivals, measured over a window after a warm-up.
+open Poisson arrivals, measured over a window after a warm-up.  The load goes
+on after the window closes, until every rollout that started inside it has
+finished, so the last measured rollouts see the same contention as the first.
 """
 
 from __future__ import annotations
@@ -14,11 +16,10 @@ import numpy as np
 import simpy
 
 from models.scenario import Scenario
-from models.stages import POOLS
 from sim.engine.blocks import Block, reduce_block
-from sim.engine.des import PoolStats, Replication, Simulation
-from sim.engine.plan import WAIT_POOLS
+from sim.engine.des import Simulation
 from sim.engine.records import RolloutRecords, concatenate
+from sim.engine.replication import CHECKPOINTS, Checkpoints, PoolStats, Replication
 from sim.engine.streams import BLOCK_ROLLOUTS, Draw, stream
 from sim.engine.transports import Transport
 
@@ -77,13 +78,15 @@ class _Fleet:
             scenario, transport, replication, self.window, True, faults, trace_rollouts > 0
         )
         self.sim.on_block_done = self._reduce_and_free
+        self.sim.on_measured_done = self._stop_when_measured
+        self.stop = self.sim.env.event()
         self.arrivals = stream(scenario.seed, 0, Draw.ARRIVALS, replication)
         self.scenario, self.transport = scenario, transport
         self.trace_rollouts = trace_rollouts
         self.first_measured: int | None = None
         self.records: list[RolloutRecords] = []
-        self.wait_s = np.zeros(len(WAIT_POOLS))
         self.in_system_at_end = 0
+        self.snapshots: list[tuple[float, ...]] = []
 
     def _measured(self, block: Block) -> tuple[np.ndarray, np.ndarray | None]:
         start, end = self.window
@@ -100,7 +103,6 @@ class _Fleet:
 
     def _reduce(self, block: Block) -> RolloutRecords:
         keep, traced = self._measured(block)
-        self.wait_s += block.wait_s[np.repeat(keep, np.diff(block.turns.offsets))].sum(axis=0)
         return reduce_block(self.scenario, self.transport, block, keep, traced)
 
     def _reduce_and_free(self, block: Block) -> None:
@@ -108,16 +110,23 @@ class _Fleet:
         self.records.append(self._reduce(block))
         del self.sim.blocks[block.index]
 
-    def _rollout(self) -> Generator[simpy.Event, Any, None]:
+    def _stop_when_measured(self) -> None:
+        closed = self.sim.env.now >= self.window[1]
+        if closed and self.sim.measured_in_flight == 0 and not self.stop.triggered:
+            self.stop.succeed()
+
+    def _note_first_measured(self) -> None:
+        """The first rollout to start inside the window (the trace's sample starts there)."""
         if self.first_measured is None and self.sim.env.now >= self.window[0]:
             self.first_measured = self.sim.next_rollout
-        yield from self.sim.rollouts((None,))
 
     def _closed_agent(self) -> Generator[simpy.Event, Any, None]:
-        env, load = self.sim.env, self.scenario.load
+        sim, load = self.sim, self.scenario.load
+        env = sim.env
         yield env.timeout(self.arrivals.uniform(0.0, load.start_stagger_s))
-        while env.now < self.window[1]:
-            yield from self._rollout()
+        while True:
+            self._note_first_measured()
+            yield from sim.fleet_rollout()
             yield env.timeout(float(load.think_time_s.sample(self.arrivals, 1)[0]))
 
     def _open_arrivals(self) -> Generator[simpy.Event, Any, None]:
@@ -125,23 +134,38 @@ class _Fleet:
         mean_gap_s = 1.0 / self.scenario.load.rollouts_per_s
         while True:
             yield env.timeout(self.arrivals.exponential(mean_gap_s))
-            if env.now >= self.window[1]:
-                return
-            env.process(self._rollout())
+            self._note_first_measured()
+            env.process(self.sim.fleet_rollout())
 
-    def _window_closes(self) -> Generator[simpy.Event, Any, None]:
-        yield self.sim.env.timeout(self.window[1])
-        self.in_system_at_end = self.sim.in_system.level
+    def _checkpoints(self, drain_limit_s: float) -> Generator[simpy.Event, Any, None]:
+        """Snapshot the levels and counters at each checkpoint; stop after the drain limit."""
+        env, sim = self.sim.env, self.sim
+        levels = [pool.busy for pool in sim.pools.values()]
+        levels += [pool.waiting for pool in sim.pools.values()] + [sim.in_system]
+        start_s, end_s = self.window
+        for k in range(CHECKPOINTS + 1):
+            yield env.timeout(start_s + (end_s - start_s) * k / CHECKPOINTS - env.now)
+            counts = (
+                sim.turns_completed,
+                sim.output_tokens_completed,
+                sim.rollouts_started_in_window,
+            )
+            self.snapshots.append((env.now, *(level.area() for level in levels), *counts))
+        self.in_system_at_end = sim.in_system.level
+        self._stop_when_measured()
+        yield env.timeout(drain_limit_s)
+        if not self.stop.triggered:
+            self.stop.succeed()
 
     def run(self, drain_limit_s: float) -> Replication:
         sim, load = self.sim, self.scenario.load
-        sim.env.process(self._window_closes())
+        sim.env.process(self._checkpoints(drain_limit_s))
         if load.kind == "closed":
             for _ in range(load.agents):
                 sim.env.process(self._closed_agent())
         else:
             sim.env.process(self._open_arrivals())
-        sim.env.run(until=self.window[1] + drain_limit_s)
+        sim.env.run(until=self.stop)
         records = concatenate(self.records + [self._reduce(b) for b in sim.blocks.values()])
         return Replication(
             records=records,
@@ -160,9 +184,21 @@ class _Fleet:
             rollouts_started=sim.rollouts_started_in_window,
             mean_in_system=sim.in_system.mean(),
             in_system_at_end=self.in_system_at_end,
-            wait_s_by_pool={
-                pool: float(self.wait_s[[p is pool for p in WAIT_POOLS]].sum()) for pool in POOLS
-            },
+            checkpoints=self._checkpoint_arrays(),
+        )
+
+    def _checkpoint_arrays(self) -> Checkpoints:
+        table = np.array(self.snapshots)
+        pools = list(self.sim.pools)
+        n = len(pools)
+        return Checkpoints(
+            times_s=table[:, 0],
+            busy_s={pool: table[:, 1 + i] for i, pool in enumerate(pools)},
+            waiting_s={pool: table[:, 1 + n + i] for i, pool in enumerate(pools)},
+            in_system_s=table[:, 1 + 2 * n],
+            turns_completed=table[:, 2 + 2 * n],
+            output_tokens_completed=table[:, 3 + 2 * n],
+            rollouts_started=table[:, 4 + 2 * n],
         )
 
 
@@ -171,10 +207,11 @@ def simulate_fleet(
 ) -> Replication:
     """One replication of the fleet under ``scenario.load`` and ``scenario.capacity``.
 
-    New rollouts start only inside the window; the run then lets started
-    rollouts finish for at most as long again as the window, and no less than
-    600 s (an unstable system may not; its unfinished rollouts are not measured).
-    The first ``trace_rollouts`` measured rollouts keep per-turn rows.
+    New rollouts keep starting after the window closes (they are not measured)
+    until every rollout started inside it has finished, for at most as long
+    again as the window and no less than 600 s (an unstable system may not
+    finish; its unfinished rollouts are not measured).  The first
+    ``trace_rollouts`` measured rollouts keep per-turn rows.
     """
     fleet = _Fleet(scenario, transport, replication, trace_rollouts)
     return fleet.run(max(600.0, scenario.load.duration_s))

@@ -10,7 +10,6 @@ them; workers need no shared file system.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 import time
 from collections.abc import Iterator
@@ -38,6 +37,7 @@ from sim.sweep.rows import axis_kinds, error_rows, to_table
 from sim.sweep.store import ResultsDir, failures, read_results
 from sim.sweep.sweepfile import Sweep
 from sim.sweep.tasks import Context, Task, run_chunk_table
+from sim.sweep.workers import default_workers
 
 Part = tuple[int, pa.Table]
 """A finished chunk: its number and its rows."""
@@ -133,11 +133,6 @@ def chunk_tasks(sweep: Sweep) -> list[list[Task]]:
     ]
     size = sweep.points_per_part
     return [tasks[first : first + size] for first in range(0, len(tasks), size)]
-
-
-def default_workers() -> int:
-    """One worker per core this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
 def _in_process(context: Context, pending: dict[int, list[Task]]) -> Iterator[Part]:

@@ -1,0 +1,101 @@
+"""Load points from the analytic fleet, as the same results the DES gives (``RunResult``).
+
+The analytic fleet gives means only: no percentiles and no intervals; the
+budget is the analytic engine's with the queue stage filled in by the model's
+path waits and decode stretched by the batch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from models.scenario import Scenario
+from models.stages import POOLS, STAGE_COLUMN, Stage
+from sim.analysis.fleet_demand import FleetDemand, fleet_demand
+from sim.analysis.fleet_model import FleetPoint, closed_curve, open_point
+from sim.analysis.fleet_results import FleetStats, MeanCi
+from sim.analysis.fleet_summary import load_point, offered_load, overload
+from sim.analysis.metrics import Metric
+from sim.analysis.results import Latency, RunResult
+from sim.engine.transports import Transport
+
+ANALYTIC_FLEET_ENGINE = "analytic-fleet"
+ANALYTIC_METHOD = (
+    "analytic: exact multi-server MVA (closed load) or Erlang C per pool (open load) "
+    "over the analytic engine's demands; means only, no intervals"
+)
+
+
+def analytic_points(
+    spec_text: str, scenarios: list[Scenario], transport: Transport
+) -> list[RunResult]:
+    """One result per load point, all from one demand and (closed load) one MVA curve."""
+    demand = fleet_demand(scenarios[0], transport)
+    closed = [s.load.agents for s in scenarios if s.load.kind == "closed"]
+    curve = closed_curve(demand, max(closed)) if closed else []
+    results = []
+    for scenario in scenarios:
+        load = scenario.load
+        if load.kind == "closed":
+            point = curve[load.agents - 1]
+        else:
+            point = open_point(demand, load.rollouts_per_s)
+        results.append(_result(spec_text, scenario, transport, demand, point))
+    return results
+
+
+def _result(
+    spec_text: str,
+    scenario: Scenario,
+    transport: Transport,
+    demand: FleetDemand,
+    point: FleetPoint,
+) -> RunResult:
+    offered = offered_load(scenario, transport) if scenario.load.kind == "open" else None
+    reason = None
+    if not point.stable:
+        why = overload(offered) or "decode stretched by the batch saturates the inference slots"
+        reason = f"{why} (means are not reported)"
+    stats = FleetStats(
+        load_point(scenario), 0, ANALYTIC_METHOD, point.stable, offered, reason, None, True
+    )
+    head = {
+        "spec": spec_text,
+        "scenario": scenario.name,
+        "transport": transport,
+        "engine": ANALYTIC_FLEET_ENGINE,
+        "seed": scenario.seed,
+        "rollouts": None,
+    }
+    if not point.stable:
+        return RunResult(**head, e2e_s=None, ttft_s=None, fleet=stats)
+    e = demand.expectation
+    budget = {stage: float(e.stage_s[STAGE_COLUMN[stage]]) for stage in Stage}
+    budget[Stage.QUEUE] = sum(point.path_wait_s.values())
+    budget[Stage.DECODE] = point.decode_s
+    turns_per_s = point.rollouts_per_s * e.turns
+    stats = replace(
+        stats,
+        throughput={
+            Metric.TURNS_PER_S: MeanCi(turns_per_s, None),
+            Metric.OUTPUT_TOKENS_PER_S: MeanCi(
+                turns_per_s * scenario.workload.output_tokens.mean, None
+            ),
+            Metric.ROLLOUTS_PER_S: MeanCi(point.rollouts_per_s, None),
+        },
+        utilization={pool: MeanCi(point.utilization[pool], None) for pool in POOLS},
+        mean_queue_length=dict(point.queue_length),
+        wait_s_per_turn={pool: point.path_wait_s[pool] / e.turns for pool in POOLS},
+        mean_rollouts_in_system=point.in_system,
+    )
+    return RunResult(
+        **head,
+        e2e_s=Latency(point.e2e_s),
+        ttft_s=Latency(point.ttft_s),
+        budget_s=budget,
+        api_cpu_s_per_rollout=e.api_cpu_s,
+        safety_cpu_s_per_rollout=e.safety_cpu_s,
+        turns_per_rollout=e.turns,
+        reconnects_per_rollout=e.cold_turns,
+        fleet=stats,
+    )
