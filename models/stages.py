@@ -135,7 +135,7 @@ STAGE_TABLE: dict[Stage, StageInfo] = {
     Stage.ROUTE: _row("api: route", _A, "#edc948", Pool.API, True),
     Stage.HOPS: _row("api: intermediate hops", _A, "#b07aa1", None, True),
     Stage.SAFETY: _row("safety classifiers", _S, "#9c755f", Pool.SAFETY, True),
-    Stage.QUEUE: _row("inference: queue", _I, "#bab0ac", None, True),
+    Stage.QUEUE: _row("queue: waiting for pools", _I, "#bab0ac", None, True),
     Stage.PREFILL: _row("inference: prefill", _I, "#59a14f", Pool.INFERENCE, True),
     Stage.DECODE: _row("inference: decode", _I, "#2ca02c", Pool.INFERENCE, False),
     Stage.POST: _row("api: post-inference", _A, "#d37295", Pool.API, False),
