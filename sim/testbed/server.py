@@ -69,8 +69,11 @@ async def serve(
         log_level="warning",
         lifespan="off",
     )
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP named explicitly: asyncio disables Nagle only on sockets that say so, and
+    # accepted sockets inherit TCP_NODELAY from the listener on Linux.
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     listener.bind((HOST, settings.port))
     server = uvicorn.Server(config)
     on_ready(listener.getsockname()[1])
