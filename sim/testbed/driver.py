@@ -13,6 +13,8 @@ the drawn size.
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from openai import AsyncOpenAI, omit
@@ -59,9 +61,15 @@ class Agent:
         turns = self._turns[(replication, block)]
         return turns, int(turns.offsets[local]), int(turns.offsets[local + 1])
 
-    def _client(self, counter: ConnectionCounter) -> AsyncOpenAI:
+    @asynccontextmanager
+    async def sdk(self, counter: ConnectionCounter | None = None) -> AsyncIterator[AsyncOpenAI]:
+        """A new SDK client (a new connection pool), closed on exit."""
         idle_s = self.scenario.client.keepalive_idle_s
-        return sdk_client(self.base_url, self.api_key, idle_s, counter)
+        client = sdk_client(self.base_url, self.api_key, idle_s, counter or ConnectionCounter())
+        try:
+            yield client
+        finally:
+            await client.close()
 
     def _request(self, rollout: int, replication: int) -> dict[str, Any]:
         return {
@@ -75,15 +83,12 @@ class Agent:
         """Run rollout ``rollout`` of the seeded workload; returns its turns."""
         turns, first, end = self._plan(rollout, replication)
         counter = ConnectionCounter()
-        client = self._client(counter)
-        try:
+        async with self.sdk(counter) as client:
             if self.transport.is_websocket:
                 return await self._ws_rollout(client, rollout, replication, turns, first, end)
             return await self._http_rollout(
                 client, counter, rollout, replication, turns, first, end
             )
-        finally:
-            await client.close()
 
     async def _tool(self, record: TurnRecord, turns: Turns, row: int, end: int) -> Any:
         """Run the turn's tool (sleep for its drawn time); its output for the next turn."""

@@ -1,0 +1,90 @@
+"""A testbed run from start to end: emulator, calibration, agent loops, simulation, comparison.
+
+``run_testbed`` starts the emulator on the time-scaled scenario (unless a base
+URL is given), measures the client and the network, runs rollouts 0..N-1 of
+each transport through the SDK one after another, then simulates the same
+rollouts with the measured client and network and puts both sides together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from models.scenario import Scenario
+from sim.engine.transports import Transport
+from sim.testbed import clock
+from sim.testbed.calibrate import measure_client
+from sim.testbed.clock import TimerLead
+from sim.testbed.comparison import measured_side, simulated_records, simulated_side
+from sim.testbed.driver import Agent
+from sim.testbed.observe import ServerView, split_turns
+from sim.testbed.results import TestbedResult, TransportResult
+from sim.testbed.server import DEFAULT_API_KEY, ServerSettings, emulator_process
+from sim.testbed.timescale import scale_time
+
+Progress = Callable[[int], None]
+
+DEFAULT_TIME_SCALE = 0.1
+"""Wall seconds per scenario second; docs/testbed.md says how it was chosen."""
+SINGLE_AGENT_TRANSPORTS = (Transport.HTTP, Transport.HTTP_FULL, Transport.WS)
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to run."""
+
+    spec: str
+    scenario: Scenario
+    transports: tuple[Transport, ...]
+    rollouts: int
+    time_scale: float = DEFAULT_TIME_SCALE
+    base_url: str | None = None
+    api_key: str = DEFAULT_API_KEY
+
+
+def run_testbed(request: Request, progress: Progress | None = None) -> TestbedResult:
+    """Run ``request`` against its endpoint (a local emulator when none is given)."""
+    scaled = scale_time(request.scenario, request.time_scale)
+    if request.base_url is not None:
+        return clock.run(lambda: _measure(request, scaled, request.base_url, None, progress))
+    with emulator_process(scaled, ServerSettings(api_key=request.api_key)) as base_url:
+        view = ServerView(base_url, request.api_key)
+        return clock.run(lambda: _measure(request, scaled, base_url, view, progress))
+
+
+async def _measure(
+    request: Request,
+    scaled: Scenario,
+    base_url: str,
+    view: ServerView | None,
+    progress: Progress | None,
+) -> TestbedResult:
+    lead = await TimerLead.measure()
+    if view is not None:
+        client = await measure_client(scaled, base_url, request.api_key, lead)
+        simulated_scenario = client.apply(scaled)
+        client_json = client.to_json()
+    else:
+        simulated_scenario, client_json = scaled, {}
+    results = {}
+    for transport in request.transports:
+        agent = Agent(scaled, transport, base_url, request.api_key, lead)
+        rollouts = []
+        for index in range(request.rollouts):
+            rollouts.append(await agent.rollout(index))
+            if progress is not None:
+                progress(1)
+        splits = []
+        if view is not None:
+            await view.refresh()
+            splits = split_turns(rollouts, view)
+        records = simulated_records(simulated_scenario, transport, request.rollouts)
+        results[transport.value] = TransportResult(
+            transport.value,
+            request.rollouts,
+            measured_side(rollouts, splits),
+            simulated_side(records),
+            errors=sum(len(t.errors) for r in rollouts for t in r.turns),
+        )
+    return TestbedResult(request.spec, request.time_scale, client_json, results)
