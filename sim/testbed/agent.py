@@ -12,8 +12,10 @@ and requests sent (retries included).
 from __future__ import annotations
 
 import json
+import ssl
 import time
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import httpx2
@@ -84,16 +86,23 @@ class ConnectionCounter:
         request.extensions["trace"] = self.trace
 
 
+@cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context for every client: building one loads the trust store (tens of ms)."""
+    return ssl.create_default_context()
+
+
 def sdk_client(
     base_url: str, api_key: str, keepalive_idle_s: float, counter: ConnectionCounter
 ) -> AsyncOpenAI:
     """The official async client, its keep-alive pool expiring idle connections like the
-    scenario's client, counting connections and requests."""
+    scenario's client, counting connections and requests.  Each client has its own pool,
+    so a rollout on a new client starts on a new connection, as in the simulation."""
     limits = httpx2.Limits(
         max_connections=1000, max_keepalive_connections=100, keepalive_expiry=keepalive_idle_s
     )
     http_client = DefaultAsyncHttpxClient(
-        limits=limits,
+        transport=httpx2.AsyncHTTPTransport(verify=_tls_context(), limits=limits),
         timeout=httpx2.Timeout(REQUEST_TIMEOUT_S, connect=10.0),
         event_hooks={"request": [counter.on_request]},
     )

@@ -40,6 +40,7 @@ class Service:
         self._faults = stream(scenario.seed, 0, Draw.CONNECTION_FAULTS)
         self._numbers = itertools.count()
         self.open_sockets = 0
+        self.peak_sockets = 0
 
     def _authorized(self, headers: Any) -> bool:
         return headers.get("authorization") == f"Bearer {self.api_key}"
@@ -101,6 +102,7 @@ class Service:
         if CALIBRATION_HEADER not in websocket.headers:
             socket.drop_after(self._faults, c.ws_drops_per_hour)
         self.open_sockets += 1
+        self.peak_sockets = max(self.peak_sockets, self.open_sockets)
         try:
             await socket.serve()
         finally:
@@ -118,6 +120,7 @@ class Service:
                 "in_flight": self.emulator.in_flight,
                 "background": len(self.emulator.background),
                 "open_sockets": self.open_sockets,
+                "peak_sockets": self.peak_sockets,
                 "busy": {p.value: pool.busy for p, pool in self.emulator.pools.pools.items()},
                 "timer_lead_s": self.emulator.lead.lead_s,
             }

@@ -2,7 +2,7 @@
 
 A short calibration workload (per transport, one rollout that warms the SDK up,
 whose first use of a transport takes tens of milliseconds more, then two
-measured ones; 8 tool calls that take no time; draws of their own) runs through
+measured ones, each cut after 9 turns; draws of their own) runs through
 the same agent loops; every turn is
 split against the server's log (``observe``).  Fitted, in the model's terms:
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import websockets
@@ -38,11 +38,12 @@ from sim.testbed.app import CALIBRATION_HEADER
 from sim.testbed.clock import TimerLead
 from sim.testbed.driver import Agent
 from sim.testbed.observe import ServerView, TurnSplit, split_turns
+from sim.testbed.records import RolloutRecord
 
 CALIBRATION_REPLICATION = 999
 """Draws of the calibration rollouts (apart from every run's)."""
 UNLIMITED_BYTES_PER_S = 1e12
-_CALLS = 8
+CALIBRATION_TURNS = 9
 _ROLLOUTS = 2
 _PINGS = 30
 _CONNECTS = 5
@@ -86,27 +87,44 @@ class ClientCosts:
     def to_json(self) -> dict[str, float]:
         return asdict(self)
 
+    def refit(self, transport: Transport, splits: list[TurnSplit], per_token: float) -> ClientCosts:
+        """These costs refitted to calibration turns of one transport taken during its run
+        (the machine's load drifts): the round trip, the fixed build cost, the download and,
+        for ``http-full`` (whose requests grow), the per-item cost; the connection costs stay."""
+        rtt_s = 2.0 * float(np.mean([s.gap_s for s in splits]))
+        http_s = 0.0 if transport.is_websocket else self.http_request_overhead_ms * 1e-3
+        warm = [s for s in splits if not s.turn.new_connections]
+        items = np.array([s.turn.items_sent for s in warm], dtype=float)
+        up_s = np.array([s.up_s for s in warm])
+        per_item_s = self.build_per_item_ms * 1e-3
+        if transport is Transport.HTTP_FULL:
+            design = np.column_stack([np.ones_like(items), items])
+            per_item_s = max(0.0, float(np.linalg.lstsq(design, up_s, rcond=None)[0][1]))
+        fixed_s = float(np.mean(up_s - per_item_s * items)) - rtt_s / 2 - http_s
+        return replace(
+            self,
+            rtt_ms=rtt_s * 1e3,
+            build_fixed_ms=max(0.0, fixed_s) * 1e3,
+            build_per_item_ms=per_item_s * 1e3,
+            downlink_bytes_per_s=_downlink(splits, rtt_s, per_token),
+            turns=len(splits),
+        )
+
 
 async def measure_client(
     scenario: Scenario, base_url: str, api_key: str, lead: TimerLead
 ) -> ClientCosts:
     """Run the calibration workload against ``base_url`` and fit the client's costs."""
-    tools = range(len(scenario.workload.tools))
-    quick = with_changes(
-        scenario,
-        [f"workload.tool_calls_per_rollout={_CALLS}"]
-        + [f"workload.tools[{i}].time_s=0.0" for i in tools],
-    )
     view = ServerView(base_url, api_key)
     by_transport: dict[Transport, list[TurnSplit]] = {}
     for transport in _TRANSPORTS:
-        agent = Agent(quick, transport, base_url, api_key, lead, calibration=True)
-        await agent.rollout(_ROLLOUTS, CALIBRATION_REPLICATION)
-        rollouts = [await agent.rollout(r, CALIBRATION_REPLICATION) for r in range(_ROLLOUTS)]
+        agent = Agent(scenario, transport, base_url, api_key, lead, calibration=True)
+        await calibration_rollout(agent, _ROLLOUTS)
+        rollouts = [await calibration_rollout(agent, r) for r in range(_ROLLOUTS)]
         await view.refresh()
         by_transport[transport] = split_turns(rollouts, view)
     ping_s = await _ping_s(base_url, api_key)
-    connect_s = await _ws_connect_s(quick, base_url, api_key, lead)
+    connect_s = await _ws_connect_s(scenario, base_url, api_key, lead)
     return _fit(by_transport, ping_s, connect_s, scenario.network.bytes_per_token)
 
 
@@ -121,10 +139,6 @@ def _fit(
     )
     up_s = np.array([s.up_s for _, s in warm])
     a_s, per_item_s, http_s = (float(v) for v in np.linalg.lstsq(design, up_s, rcond=None)[0])
-    down_s = np.array([s.down_s for s in every]) - rtt_s / 2
-    output_bytes = np.array([s.output_tokens * per_token for s in every])
-    spent_s = float(down_s.sum())
-    downlink = float(output_bytes.sum() / spent_s) if spent_s > 0 else UNLIMITED_BYTES_PER_S
     cold_http = [
         s.up_s - (a_s + per_item_s * s.turn.items_sent + http_s)
         for t, group in splits.items()
@@ -142,9 +156,21 @@ def _fit(
         http_request_overhead_ms=max(0.0, http_s) * 1e3,
         ws_handshake_ms=handshake_s * 1e3,
         connection_setup_ms=setup_s * 1e3,
-        downlink_bytes_per_s=downlink,
+        downlink_bytes_per_s=_downlink(every, rtt_s, per_token),
         turns=len(every),
     )
+
+
+def _downlink(splits: list[TurnSplit], rtt_s: float, per_token: float) -> float:
+    """Output bytes per second of what follows the last event (beyond half the round trip)."""
+    spent_s = sum(s.down_s - rtt_s / 2 for s in splits)
+    output_bytes = sum(s.output_tokens * per_token for s in splits)
+    return output_bytes / spent_s if spent_s > 0 else UNLIMITED_BYTES_PER_S
+
+
+async def calibration_rollout(agent: Agent, index: int) -> RolloutRecord:
+    """One calibration rollout (its own draws, cut after ``CALIBRATION_TURNS`` turns)."""
+    return await agent.rollout(index, CALIBRATION_REPLICATION, CALIBRATION_TURNS)
 
 
 def _ws_url(base_url: str) -> str:

@@ -62,10 +62,11 @@ def simulated_records(scenario: Scenario, transport: Transport, rollouts: int) -
 
 
 def simulated_side(records: RolloutRecords) -> Side:
-    """The simulation's statistics in the measured side's terms."""
+    """The simulation's statistics in the measured side's terms (failed continuations are
+    counted where the records kept their turns)."""
     turns = records.turn_records
-    recover = turns.stage_s[:, STAGE_COLUMN[Stage.RECOVER]]
-    recoveries = int((recover > 0).sum())
+    recover = turns.stage_s[:, STAGE_COLUMN[Stage.RECOVER]] if turns is not None else None
+    recoveries = int((recover > 0).sum()) if recover is not None else 0
     per_stage = records.stage_s.mean(axis=0)
     budget = dict.fromkeys(_budget_rows(), 0.0)
     for stage in STAGES:
@@ -77,7 +78,7 @@ def simulated_side(records: RolloutRecords) -> Side:
         ttft_mean_s=float(records.turn_ttft_s.mean()),
         ttft_p95_s=float(np.percentile(records.turn_ttft_s, 95)),
         connections_per_rollout=float(records.cold_turns.mean()),
-        cache_misses_per_rollout=recoveries / records.count,
+        cache_misses_per_rollout=recoveries / records.count if turns is not None else math.nan,
         recovery_s=float(recover[recover > 0].mean()) if recoveries else math.nan,
         budget_s=budget,
     )

@@ -79,9 +79,13 @@ class Agent:
             "metadata": {ROLLOUT_KEY: str(rollout), REPLICATION_KEY: str(replication)},
         }
 
-    async def rollout(self, rollout: int, replication: int = 0) -> RolloutRecord:
-        """Run rollout ``rollout`` of the seeded workload; returns its turns."""
+    async def rollout(
+        self, rollout: int, replication: int = 0, max_turns: int | None = None
+    ) -> RolloutRecord:
+        """Run rollout ``rollout`` of the seeded workload (its first ``max_turns`` turns)."""
         turns, first, end = self._plan(rollout, replication)
+        if max_turns is not None:
+            end = min(end, first + max_turns)
         counter = ConnectionCounter()
         async with self.sdk(counter) as client:
             if self.transport.is_websocket:

@@ -40,7 +40,10 @@ SERVER_PHASES: tuple[Phase, ...] = tuple(
 """The phases the server runs (the client builds, connects, uploads and downloads itself)."""
 
 DELTA_INTERVAL_S = 0.002
-"""Wall time between two output deltas while decoding."""
+"""Shortest wall time between two output deltas while decoding."""
+MAX_DELTAS = 8
+"""Output deltas of one response at most: the output streams in that many even chunks
+(a delta a token would cost the client more parsing than the model charges anyone)."""
 
 
 class Emulator:
@@ -192,7 +195,7 @@ class Emulator:
                 first_output_s = time.monotonic()
                 await output.start_output()
                 stretched_s = decode_s * slowdown
-                ticks = max(1, math.ceil(stretched_s / DELTA_INTERVAL_S))
+                ticks = max(1, min(MAX_DELTAS, math.ceil(stretched_s / DELTA_INTERVAL_S)))
                 for tick in range(1, ticks + 1):
                     await self.lead.sleep_until(deadline_s + stretched_s * tick / ticks)
                     await output.advance(tick / ticks)

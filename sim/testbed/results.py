@@ -86,6 +86,8 @@ class TransportResult:
     measured: Side
     simulated: Side
     errors: int = 0
+    client: dict[str, float] = field(default_factory=dict)
+    """The client and network the simulation of this transport used."""
 
     @property
     def rel_errors(self) -> dict[str, float]:
@@ -103,6 +105,7 @@ class TransportResult:
             Key.SIMULATED.value: self.simulated.to_json(),
             Key.REL_ERROR.value: self.rel_errors,
             Key.ERRORS.value: self.errors,
+            Key.CLIENT.value: self.client,
         }
 
 

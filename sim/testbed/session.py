@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from models.scenario import Scenario
 from sim.engine.transports import Transport
 from sim.testbed import clock
-from sim.testbed.calibrate import measure_client
+from sim.testbed.calibrate import calibration_rollout, measure_client
 from sim.testbed.clock import TimerLead
 from sim.testbed.comparison import measured_side, simulated_records, simulated_side
 from sim.testbed.driver import Agent
@@ -68,23 +68,30 @@ async def _measure(
     else:
         simulated_scenario, client_json = scaled, {}
     results = {}
+    per_token = scaled.network.bytes_per_token
     for transport in request.transports:
         agent = Agent(scaled, transport, base_url, request.api_key, lead)
-        rollouts = []
+        probe = Agent(scaled, transport, base_url, request.api_key, lead, calibration=True)
+        rollouts, probes = [], []
         for index in range(request.rollouts):
+            if view is not None:
+                probes.append(await calibration_rollout(probe, index))
             rollouts.append(await agent.rollout(index))
             if progress is not None:
                 progress(1)
-        splits = []
+        splits, transport_scenario, used = [], simulated_scenario, client_json
         if view is not None:
             await view.refresh()
             splits = split_turns(rollouts, view)
-        records = simulated_records(simulated_scenario, transport, request.rollouts)
+            refitted = client.refit(transport, split_turns(probes, view), per_token)
+            transport_scenario, used = refitted.apply(scaled), refitted.to_json()
+        records = simulated_records(transport_scenario, transport, request.rollouts)
         results[transport.value] = TransportResult(
             transport.value,
             request.rollouts,
             measured_side(rollouts, splits),
             simulated_side(records),
             errors=sum(len(t.errors) for r in rollouts for t in r.turns),
+            client=used,
         )
     return TestbedResult(request.spec, request.time_scale, client_json, results)
