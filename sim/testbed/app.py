@@ -123,6 +123,7 @@ class Service:
                 "peak_sockets": self.peak_sockets,
                 "busy": {p.value: pool.busy for p, pool in self.emulator.pools.pools.items()},
                 "timer_lead_s": self.emulator.lead.lead_s,
+                "timer_lateness_s": self.emulator.lead.lateness_s(),
             }
         )
 
@@ -145,24 +146,34 @@ class _Asgi:
 async def _stream_events(
     emulator: Emulator, prepared: Any, arrived_s: float, receive: Receive, send: Send
 ) -> None:
-    """Server-sent events; a client that disconnects cancels the response at once."""
+    """Server-sent events through a writer task (a slow reader never holds up the service);
+    a client that disconnects cancels the response at once."""
     headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
+    outbox: asyncio.Queue[Event | None] = asyncio.Queue()
 
     async def emit(event: Event) -> None:
-        await send({"type": "http.response.body", "body": sse(event), "more_body": True})
+        outbox.put_nowait(event)
+
+    async def respond() -> None:
+        await emulator.run(prepared, emit, arrived_s, "http")
+        outbox.put_nowait(None)
+
+    async def write() -> None:
+        while (event := await outbox.get()) is not None:
+            await send({"type": "http.response.body", "body": sse(event), "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def disconnected() -> None:
         while (await receive())["type"] != "http.disconnect":
             pass
 
-    runner = asyncio.create_task(emulator.run(prepared, emit, arrived_s, "http"))
+    runner = asyncio.create_task(respond())
+    writer = asyncio.create_task(write())
     watcher = asyncio.create_task(disconnected())
     try:
-        await asyncio.wait({runner, watcher}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({writer, watcher}, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        for task in (runner, watcher):
+        for task in (runner, writer, watcher):
             task.cancel()
-        await asyncio.gather(runner, watcher, return_exceptions=True)
-    if runner.done() and not runner.cancelled() and runner.exception() is None:
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        await asyncio.gather(runner, writer, watcher, return_exceptions=True)

@@ -88,9 +88,10 @@ class ClientCosts:
         return asdict(self)
 
     def refit(self, transport: Transport, splits: list[TurnSplit], per_token: float) -> ClientCosts:
-        """These costs refitted to calibration turns of one transport taken during its run
-        (the machine's load drifts): the round trip, the fixed build cost, the download and,
-        for ``http-full`` (whose requests grow), the per-item cost; the connection costs stay."""
+        """These costs refitted to turns of one transport taken under the run's conditions
+        (the machine's load drifts; a fleet's client is busier): the round trip, the fixed
+        build cost, the download, the cost of a new connection where some turns opened one
+        and, for ``http-full`` (whose requests grow), the per-item cost."""
         rtt_s = 2.0 * float(np.mean([s.gap_s for s in splits]))
         http_s = 0.0 if transport.is_websocket else self.http_request_overhead_ms * 1e-3
         warm = [s for s in splits if not s.turn.new_connections]
@@ -100,15 +101,31 @@ class ClientCosts:
         if transport is Transport.HTTP_FULL:
             design = np.column_stack([np.ones_like(items), items])
             per_item_s = max(0.0, float(np.linalg.lstsq(design, up_s, rcond=None)[0][1]))
-        fixed_s = float(np.mean(up_s - per_item_s * items)) - rtt_s / 2 - http_s
+        base_s = float(np.mean(up_s - per_item_s * items))
+        cold = [
+            s.up_s - base_s - per_item_s * s.turn.items_sent
+            for s in splits
+            if s.turn.new_connections
+        ]
+        setup_ms, handshake_ms = self.connection_setup_ms, self.ws_handshake_ms
+        if cold and transport.is_websocket:
+            handshake_ms = max(0.0, float(np.mean(cold)) * 1e3 - setup_ms)
+        elif cold:
+            setup_ms = max(0.0, float(np.mean(cold)) * 1e3)
         return replace(
             self,
             rtt_ms=rtt_s * 1e3,
-            build_fixed_ms=max(0.0, fixed_s) * 1e3,
+            build_fixed_ms=max(0.0, base_s - rtt_s / 2 - http_s) * 1e3,
             build_per_item_ms=per_item_s * 1e3,
+            ws_handshake_ms=handshake_ms,
+            connection_setup_ms=setup_ms,
             downlink_bytes_per_s=_downlink(splits, rtt_s, per_token),
             turns=len(splits),
         )
+
+
+UNMEASURED = ClientCosts(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, UNLIMITED_BYTES_PER_S, 0)
+"""A client with no costs: the base that ``refit`` fills in from turns alone."""
 
 
 async def measure_client(

@@ -16,6 +16,7 @@ import asyncio
 import selectors
 import statistics
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -23,6 +24,7 @@ T = TypeVar("T")
 
 _PROBES = 40
 _PROBE_S = 0.002
+_KEPT_LATENESS = 20_000
 
 
 def run(main: Callable[[], Awaitable[T]]) -> T:
@@ -34,10 +36,24 @@ def run(main: Callable[[], Awaitable[T]]) -> T:
 
 
 class TimerLead:
-    """How late this loop's timers fire (the median of a few probes), to aim that much early."""
+    """How late this loop's timers fire (the median of a few probes), to aim that much early;
+    it also keeps how late its sleeps ended (the noise floor of a run)."""
 
     def __init__(self, lead_s: float = 0.0) -> None:
         self.lead_s = lead_s
+        self._late_s: deque[float] = deque(maxlen=_KEPT_LATENESS)
+
+    def lateness_s(self) -> dict[str, float]:
+        """Mean, 99th percentile and largest lateness of the recent sleeps (seconds)."""
+        if not self._late_s:
+            return {"mean": 0.0, "p99": 0.0, "max": 0.0, "sleeps": 0}
+        late = sorted(self._late_s)
+        return {
+            "mean": statistics.fmean(late),
+            "p99": late[int(0.99 * (len(late) - 1))],
+            "max": late[-1],
+            "sleeps": len(late),
+        }
 
     @classmethod
     async def measure(cls) -> TimerLead:
@@ -53,6 +69,7 @@ class TimerLead:
         remaining_s = deadline_s - time.monotonic() - self.lead_s
         if remaining_s > 0:
             await asyncio.sleep(remaining_s)
+            self._late_s.append(time.monotonic() - deadline_s)
 
     async def sleep(self, seconds: float) -> None:
         await self.sleep_until(time.monotonic() + seconds)

@@ -98,7 +98,7 @@ class Emulator:
         stage_s = {stage: float(seconds[0]) for stage, seconds in costs.stage_s.items()}
         output = OutputStream(p, self.scenario.network.bytes_per_token, emit)
         await output.begin()
-        deadline_s, waits_s, first_output_s = arrived_s, {}, math.nan
+        deadline_s, waits_s, held_s, first_output_s = arrived_s, {}, {}, math.nan
         phases = SERVER_PHASES if p.generate else SERVER_PHASES[:1]
         for phase in phases:
             seconds = sum(stage_s[stage] for stage in phase.stages if stage not in BATCHED)
@@ -107,10 +107,10 @@ class Emulator:
                 await self.lead.sleep_until(deadline_s)
             elif phase.pool is Pool.INFERENCE:
                 deadline_s, first_output_s, stage_s[Stage.DECODE] = await self._infer(
-                    deadline_s, seconds, stage_s[Stage.DECODE], output, waits_s
+                    deadline_s, seconds, stage_s[Stage.DECODE], output, waits_s, held_s
                 )
             elif seconds > 0:
-                deadline_s = await self._serve(phase, deadline_s, stage_s, work, waits_s)
+                deadline_s = await self._serve(phase, deadline_s, stage_s, work, waits_s, held_s)
             if Stage.POST in phase.stages and costs.post_overlapped_s[0] > 0:
                 self._overlap(float(costs.post_overlapped_s[0]))
         state = output.state()
@@ -119,7 +119,15 @@ class Emulator:
             cache.put(state)
         await output.complete()
         self.log.completed(
-            p, transport, connection, arrived_s, first_output_s, time.monotonic(), stage_s, waits_s
+            p,
+            transport,
+            connection,
+            arrived_s,
+            first_output_s,
+            time.monotonic(),
+            stage_s,
+            waits_s,
+            held_s,
         )
         return state
 
@@ -130,11 +138,12 @@ class Emulator:
         stage_s: dict[Stage, float],
         work: Any,
         waits_s: dict[str, float],
+        held_s: dict[str, float],
     ) -> float:
         """Hold the phase's pool (and a nested one where the work uses it) for its stages."""
         pool = self.pools[phase.pool]
         queued = pool.would_wait
-        async with pool.hold() as waited_s:
+        async with pool.hold(held_s) as waited_s:
             waits_s[phase.pool.value] = waits_s.get(phase.pool.value, 0.0) + waited_s
             if queued:
                 deadline_s = max(deadline_s, time.monotonic())
@@ -144,7 +153,9 @@ class Emulator:
                 last = phase.stages.index(inner[-1]) + 1
                 deadline_s += sum(stage_s[s] for s in phase.stages[:first])
                 await self.lead.sleep_until(deadline_s)
-                deadline_s = await self._hold(phase.inner, deadline_s, inner, stage_s, waits_s)
+                deadline_s = await self._hold(
+                    phase.inner, deadline_s, inner, stage_s, waits_s, held_s
+                )
                 deadline_s += sum(stage_s[s] for s in phase.stages[last:])
             else:
                 deadline_s += sum(stage_s[s] for s in phase.stages)
@@ -158,10 +169,11 @@ class Emulator:
         stages: tuple[Stage, ...],
         stage_s: dict[Stage, float],
         waits_s: dict[str, float],
+        held_s: dict[str, float],
     ) -> float:
         pool = self.pools[pool_name]
         queued = pool.would_wait
-        async with pool.hold() as waited_s:
+        async with pool.hold(held_s) as waited_s:
             waits_s[pool_name.value] = waits_s.get(pool_name.value, 0.0) + waited_s
             if queued:
                 deadline_s = max(deadline_s, time.monotonic())
@@ -176,6 +188,7 @@ class Emulator:
         decode_s: float,
         output: OutputStream,
         waits_s: dict[str, float],
+        held_s: dict[str, float],
     ) -> tuple[float, float, float]:
         """Prefill, the first output event, then the output streamed at the decode rate.
 
@@ -184,7 +197,7 @@ class Emulator:
         """
         pool = self.pools[Pool.INFERENCE]
         queued = pool.would_wait
-        async with pool.hold() as waited_s:
+        async with pool.hold(held_s) as waited_s:
             waits_s[Pool.INFERENCE.value] = waits_s.get(Pool.INFERENCE.value, 0.0) + waited_s
             if queued:
                 deadline_s = max(deadline_s, time.monotonic())

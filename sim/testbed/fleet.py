@@ -6,7 +6,9 @@ async client: each agent starts at a uniform offset within
 time between them until the measured window ends.  Rollouts are numbered in
 start order, as the fleet simulation numbers them, and only those that start
 inside the window ``[warmup_s, warmup_s + duration_s)`` are measured; pool
-utilization is the server's, over the same window.
+utilization is the server's, over the same window.  The client and network
+the simulation uses are fitted to the warm-up's turns (``calibrate``): a fleet's
+client is busier than a lone agent's, and those turns are not measured.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from sim.engine.records import concatenate
 from sim.engine.runners import simulate_fleet
 from sim.engine.streams import Draw, stream
 from sim.engine.transports import Transport
+from sim.testbed.calibrate import UNMEASURED, ClientCosts
 from sim.testbed.clock import TimerLead
 from sim.testbed.comparison import measured_side, simulated_side
 from sim.testbed.driver import Agent
@@ -38,12 +41,13 @@ FLEET_REPLICATION = 0
 
 @dataclass(frozen=True)
 class FleetMeasurement:
-    """What the fleet run measured."""
+    """What the fleet run measured, and the client fitted to its warm-up."""
 
     side: Side
     rollouts: int
     errors: int
     peak_sockets: int
+    client: ClientCosts
 
 
 async def measure_fleet(
@@ -62,6 +66,7 @@ async def measure_fleet(
     arrivals = stream(scenario.seed, 0, Draw.ARRIVALS, FLEET_REPLICATION)
     numbers = itertools.count()
     measured: list[RolloutRecord] = []
+    warm_up: list[RolloutRecord] = []
     errors: list[BaseException] = []
 
     async def agent_loop(agent: Agent) -> None:
@@ -77,6 +82,8 @@ async def measure_fleet(
                 measured.append(record)
                 if progress is not None:
                     progress(1)
+            elif started_s < window[0]:
+                warm_up.append(record)
             await lead.sleep(float(load.think_time_s.sample(arrivals, 1)[0]))
 
     agents = [Agent(scenario, transport, base_url, api_key, lead) for _ in range(load.agents)]
@@ -85,11 +92,13 @@ async def measure_fleet(
     side = measured_side(measured, split_turns(measured, view))
     utilization = await view.utilization(*window)
     stats = await view.stats()
+    per_token = scenario.network.bytes_per_token
     return FleetMeasurement(
         side=Side(**{**side.__dict__, "utilization": utilization}),
         rollouts=len(measured),
         errors=len(errors) + sum(len(t.errors) for r in measured for t in r.turns),
         peak_sockets=int(stats["peak_sockets"]),
+        client=UNMEASURED.refit(transport, split_turns(warm_up, view), per_token),
     )
 
 

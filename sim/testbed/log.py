@@ -31,6 +31,7 @@ class RequestLog:
         completed_s: float,
         stage_s: dict[Stage, float],
         waits_s: dict[str, float],
+        held_s: dict[str, float],
     ) -> None:
         w = p.processed
         self._records.append(
@@ -55,6 +56,7 @@ class RequestLog:
                 "completed_at_s": completed_s,
                 "stage_s": {stage.value: stage_s[stage] for stage in _SERVER_STAGES},
                 "wait_s": waits_s,
+                "held_s": held_s,
             }
         )
 

@@ -38,17 +38,22 @@ class TrackedPool:
         return self._semaphore.locked()
 
     @asynccontextmanager
-    async def hold(self) -> AsyncIterator[float]:
-        """Hold one server; yields the seconds waited for it."""
+    async def hold(self, held_s: dict[str, float] | None = None) -> AsyncIterator[float]:
+        """Hold one server; yields the seconds waited for it; adds the seconds held to
+        ``held_s[pool]``."""
         arrived_s = time.monotonic()
         await self._semaphore.acquire()
-        waited_s = time.monotonic() - arrived_s
+        acquired_s = time.monotonic()
         self._change(+1)
         try:
-            yield waited_s
+            yield acquired_s - arrived_s
         finally:
             self._change(-1)
             self._semaphore.release()
+            if held_s is not None:
+                held_s[self.name.value] = (
+                    held_s.get(self.name.value, 0.0) + time.monotonic() - acquired_s
+                )
 
     def utilization(self, start_s: float, end_s: float) -> float:
         """Time-average busy servers over ``capacity`` in [start_s, end_s] (monotonic clock)."""

@@ -6,6 +6,7 @@ Keys come from ``Metric`` and ``Statistic`` where those name them and from
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -34,6 +35,7 @@ class Key(StrEnum):
     FLEET = "fleet"
     AGENTS = "agents"
     SERVER_OVERHEAD_S = "server_overhead_s"
+    PEAK_SOCKETS = "peak_sockets"
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,7 @@ class Side:
     utilization: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON object (NaN, where a side has no value, as null)."""
         out: dict[str, Any] = {
             Metric.E2E_S.value: {
                 Statistic.MEAN.value: self.e2e_mean_s,
@@ -63,13 +66,17 @@ class Side:
                 Statistic.P95.value: self.ttft_p95_s,
             },
             Key.CONNECTIONS_PER_ROLLOUT.value: self.connections_per_rollout,
-            Key.CACHE_MISSES_PER_ROLLOUT.value: self.cache_misses_per_rollout,
-            Key.RECOVERY_S.value: None if self.recovery_s != self.recovery_s else self.recovery_s,
+            Key.CACHE_MISSES_PER_ROLLOUT.value: _number(self.cache_misses_per_rollout),
+            Key.RECOVERY_S.value: _number(self.recovery_s),
             Metric.BUDGET_S.value: self.budget_s,
         }
         if self.utilization:
             out[Key.UTILIZATION.value] = self.utilization
         return out
+
+
+def _number(value: float) -> float | None:
+    return None if math.isnan(value) else value
 
 
 def rel_error(measured: float, simulated: float) -> float:
@@ -88,6 +95,8 @@ class TransportResult:
     errors: int = 0
     client: dict[str, float] = field(default_factory=dict)
     """The client and network the simulation of this transport used."""
+    peak_sockets: int | None = None
+    """WebSocket connections open at once at the peak (fleet runs)."""
 
     @property
     def rel_errors(self) -> dict[str, float]:
@@ -106,6 +115,7 @@ class TransportResult:
             Key.REL_ERROR.value: self.rel_errors,
             Key.ERRORS.value: self.errors,
             Key.CLIENT.value: self.client,
+            Key.PEAK_SOCKETS.value: self.peak_sockets,
         }
 
 

@@ -8,9 +8,11 @@ rollouts with the measured client and network and puts both sides together.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from models.errors import ScenarioError
 from models.scenario import Scenario
 from sim.engine.transports import Transport
 from sim.testbed import clock
@@ -18,6 +20,7 @@ from sim.testbed.calibrate import calibration_rollout, measure_client
 from sim.testbed.clock import TimerLead
 from sim.testbed.comparison import measured_side, simulated_records, simulated_side
 from sim.testbed.driver import Agent
+from sim.testbed.fleet import measure_fleet, simulated_fleet
 from sim.testbed.observe import ServerView, split_turns
 from sim.testbed.results import TestbedResult, TransportResult
 from sim.testbed.server import DEFAULT_API_KEY, ServerSettings, emulator_process
@@ -28,6 +31,8 @@ Progress = Callable[[int], None]
 DEFAULT_TIME_SCALE = 0.1
 """Wall seconds per scenario second; docs/testbed.md says how it was chosen."""
 SINGLE_AGENT_TRANSPORTS = (Transport.HTTP, Transport.HTTP_FULL, Transport.WS)
+FLEET_REPLICATIONS = 10
+"""Replications of the fleet simulation whose mean the one measured run is set against."""
 
 
 @dataclass(frozen=True)
@@ -44,13 +49,42 @@ class Request:
 
 
 def run_testbed(request: Request, progress: Progress | None = None) -> TestbedResult:
-    """Run ``request`` against its endpoint (a local emulator when none is given)."""
+    """Run ``request`` against its endpoint (a local emulator when none is given): one
+    agent per transport, or the fleet of ``scenario.load`` when it has more than one."""
     scaled = scale_time(request.scenario, request.time_scale)
+    measure = _measure_fleet if request.scenario.load.agents > 1 else _measure
     if request.base_url is not None:
+        if measure is _measure_fleet:
+            raise ScenarioError("--base-url: a fleet run reads the local emulator's pools")
         return clock.run(lambda: _measure(request, scaled, request.base_url, None, progress))
     with emulator_process(scaled, ServerSettings(api_key=request.api_key)) as base_url:
         view = ServerView(base_url, request.api_key)
-        return clock.run(lambda: _measure(request, scaled, base_url, view, progress))
+        return clock.run(lambda: measure(request, scaled, base_url, view, progress))
+
+
+async def _measure_fleet(
+    request: Request, scaled: Scenario, base_url: str, view: ServerView, progress: Progress | None
+) -> TestbedResult:
+    lead = await TimerLead.measure()
+    gc.freeze()  # the SDK's many types would make every full collection pause the agents
+    results = {}
+    for transport in request.transports:
+        fleet = await measure_fleet(
+            scaled, transport, base_url, request.api_key, lead, view, progress
+        )
+        simulated = simulated_fleet(fleet.client.apply(scaled), transport, FLEET_REPLICATIONS)
+        results[transport.value] = TransportResult(
+            transport.value,
+            fleet.rollouts,
+            fleet.side,
+            simulated,
+            errors=fleet.errors,
+            client=fleet.client.to_json(),
+            peak_sockets=fleet.peak_sockets,
+        )
+    return TestbedResult(
+        request.spec, request.time_scale, {}, results, agents=request.scenario.load.agents
+    )
 
 
 async def _measure(

@@ -54,7 +54,7 @@ class Socket:
         self._pending = 0
         self._idle = asyncio.Event()
         self._idle.set()
-        self._send_lock = asyncio.Lock()
+        self._outbox: asyncio.Queue[Event] = asyncio.Queue()
 
     def drop_after(self, rng: np.random.Generator | None, drops_per_hour: float) -> None:
         """Draw this connection's unplanned drop (the simulation's exponential draw)."""
@@ -65,12 +65,22 @@ class Socket:
             self.ends_at_s, self.close_code = drop_at_s, CLOSE_DROPPED
 
     async def send(self, event: Event) -> None:
-        async with self._send_lock:
-            await self.websocket.send_text(json.dumps(event))
+        """Queue an event for the socket's writer: a slow reader never holds up the service
+        (the accelerator streams into a buffer; the network drains it)."""
+        self._outbox.put_nowait(event)
+
+    async def _write(self) -> None:
+        while True:
+            event = await self._outbox.get()
+            try:
+                await self.websocket.send_text(json.dumps(event))
+            finally:
+                self._outbox.task_done()
 
     async def serve(self) -> None:
         """Read frames until the client leaves or the connection's time is up."""
         expiry = asyncio.create_task(self._expire())
+        writer = asyncio.create_task(self._write())
         try:
             while True:
                 message = await self.websocket.receive()
@@ -82,9 +92,9 @@ class Socket:
         except WebSocketDisconnect:
             return
         finally:
-            for task in (expiry, *self._workers):
+            for task in (expiry, writer, *self._workers):
                 task.cancel()
-            await asyncio.gather(expiry, *self._workers, return_exceptions=True)
+            await asyncio.gather(expiry, writer, *self._workers, return_exceptions=True)
 
     async def _frame(self, data: str | bytes, arrived_s: float) -> None:
         size = len(data.encode() if isinstance(data, str) else data)
@@ -165,4 +175,5 @@ class Socket:
         if math.isfinite(self.ends_at_s):
             await self.emulator.lead.sleep_until(self.ends_at_s)
             await self._idle.wait()
+            await self._outbox.join()
             await self.websocket.close(self.close_code)
