@@ -7,6 +7,7 @@ are ``time.monotonic()`` seconds, one clock for every process on the machine.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from models.stages import Stage
@@ -52,7 +53,7 @@ class RequestLog:
                 "fixed_tokens": w.fixed_tokens,
                 "output_tokens": w.output_tokens,
                 "arrived_at_s": arrived_s,
-                "first_output_at_s": first_output_s,
+                "first_output_at_s": None if math.isnan(first_output_s) else first_output_s,
                 "completed_at_s": completed_s,
                 "stage_s": {stage.value: stage_s[stage] for stage in _SERVER_STAGES},
                 "wait_s": waits_s,
