@@ -1,8 +1,8 @@
 """Measure the client and the network before a run: what the simulation then uses for them.
 
 A short calibration workload (per transport, one rollout that warms the SDK up,
-whose first use of a transport takes tens of milliseconds more, then two
-measured ones, each cut after 9 turns; draws of their own) runs through
+whose first use of a transport takes tens of milliseconds more, then a
+measured one, each cut after 9 turns; draws of their own) runs through
 the same agent loops; every turn is
 split against the server's log (``observe``).  Fitted, in the model's terms:
 
@@ -44,7 +44,9 @@ CALIBRATION_REPLICATION = 999
 """Draws of the calibration rollouts (apart from every run's)."""
 UNLIMITED_BYTES_PER_S = 1e12
 CALIBRATION_TURNS = 9
-_ROLLOUTS = 2
+_ITEM_SPREAD = 5
+"""Fewest items between the smallest and the largest request to fit a per-item cost."""
+_ROLLOUTS = 1
 _PINGS = 30
 _CONNECTS = 5
 _TRANSPORTS = (Transport.HTTP, Transport.HTTP_FULL, Transport.WS)
@@ -91,14 +93,15 @@ class ClientCosts:
         """These costs refitted to turns of one transport taken under the run's conditions
         (the machine's load drifts; a fleet's client is busier): the round trip, the fixed
         build cost, the download, the cost of a new connection where some turns opened one
-        and, for ``http-full`` (whose requests grow), the per-item cost."""
+        and, where the requests' sizes vary enough (``http-full``, resends after a cache
+        miss), the per-item cost."""
         rtt_s = 2.0 * float(np.mean([s.gap_s for s in splits]))
         http_s = 0.0 if transport.is_websocket else self.http_request_overhead_ms * 1e-3
         warm = [s for s in splits if not s.turn.new_connections]
         items = np.array([s.turn.items_sent for s in warm], dtype=float)
         up_s = np.array([s.up_s for s in warm])
         per_item_s = self.build_per_item_ms * 1e-3
-        if transport is Transport.HTTP_FULL:
+        if np.ptp(items) >= _ITEM_SPREAD if items.size else False:
             design = np.column_stack([np.ones_like(items), items])
             per_item_s = max(0.0, float(np.linalg.lstsq(design, up_s, rcond=None)[0][1]))
         base_s = float(np.mean(up_s - per_item_s * items))

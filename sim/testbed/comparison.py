@@ -43,7 +43,7 @@ def measured_side(rollouts: list[RolloutRecord], splits: list[TurnSplit]) -> Sid
         budget[Stage.DOWNLOAD.value] += s.down_s
         budget[Stage.TOOL.value] += s.turn.tool_s
     recoveries = sum(r.recoveries for r in rollouts)
-    recover_s = sum(t.recover_s for r in rollouts for t in r.turns)
+    recovered_s = [t.request_s for r in rollouts for t in r.turns if t.recoveries]
     return Side(
         e2e_mean_s=float(e2e.mean()),
         e2e_p95_s=float(np.percentile(e2e, 95)),
@@ -51,7 +51,7 @@ def measured_side(rollouts: list[RolloutRecord], splits: list[TurnSplit]) -> Sid
         ttft_p95_s=float(np.percentile(ttft, 95)),
         connections_per_rollout=sum(r.new_connections for r in rollouts) / count,
         cache_misses_per_rollout=recoveries / count,
-        recovery_s=recover_s / recoveries if recoveries else math.nan,
+        recovery_s=float(np.mean(recovered_s)) if recovered_s else math.nan,
         budget_s={row: seconds / count for row, seconds in budget.items()},
     )
 
@@ -67,6 +67,11 @@ def simulated_side(records: RolloutRecords) -> Side:
     turns = records.turn_records
     recover = turns.stage_s[:, STAGE_COLUMN[Stage.RECOVER]] if turns is not None else None
     recoveries = int((recover > 0).sum()) if recover is not None else 0
+    request_s = (
+        turns.stage_s.sum(axis=1) - turns.stage_s[:, STAGE_COLUMN[Stage.TOOL]]
+        if recoveries
+        else None
+    )
     per_stage = records.stage_s.mean(axis=0)
     budget = dict.fromkeys(_budget_rows(), 0.0)
     for stage in STAGES:
@@ -79,7 +84,7 @@ def simulated_side(records: RolloutRecords) -> Side:
         ttft_p95_s=float(np.percentile(records.turn_ttft_s, 95)),
         connections_per_rollout=float(records.cold_turns.mean()),
         cache_misses_per_rollout=recoveries / records.count if turns is not None else math.nan,
-        recovery_s=float(recover[recover > 0].mean()) if recoveries else math.nan,
+        recovery_s=float(request_s[recover > 0].mean()) if recoveries else math.nan,
         budget_s=budget,
     )
 

@@ -49,7 +49,8 @@ class Side:
     connections_per_rollout: float
     cache_misses_per_rollout: float
     recovery_s: float
-    """Mean seconds of one failed continuation (NaN when there was none)."""
+    """Mean seconds of a request that recovered from ``previous_response_not_found``: the
+    failed attempt, the reconnection and the resent history (NaN when there was none)."""
     budget_s: dict[str, float]
     """Seconds per rollout per stage."""
     utilization: dict[str, float] = field(default_factory=dict)
@@ -120,7 +121,7 @@ class TransportResult:
 
 
 @dataclass(frozen=True)
-class TestbedResult:
+class LiveResult:
     """A whole run: every transport, the http -> ws reduction, the measured client."""
 
     spec: str

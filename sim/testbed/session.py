@@ -22,7 +22,7 @@ from sim.testbed.comparison import measured_side, simulated_records, simulated_s
 from sim.testbed.driver import Agent
 from sim.testbed.fleet import measure_fleet, simulated_fleet
 from sim.testbed.observe import ServerView, split_turns
-from sim.testbed.results import TestbedResult, TransportResult
+from sim.testbed.results import LiveResult, TransportResult
 from sim.testbed.server import DEFAULT_API_KEY, ServerSettings, emulator_process
 from sim.testbed.timescale import scale_time
 
@@ -48,7 +48,7 @@ class Request:
     api_key: str = DEFAULT_API_KEY
 
 
-def run_testbed(request: Request, progress: Progress | None = None) -> TestbedResult:
+def run_testbed(request: Request, progress: Progress | None = None) -> LiveResult:
     """Run ``request`` against its endpoint (a local emulator when none is given): one
     agent per transport, or the fleet of ``scenario.load`` when it has more than one."""
     scaled = scale_time(request.scenario, request.time_scale)
@@ -64,7 +64,7 @@ def run_testbed(request: Request, progress: Progress | None = None) -> TestbedRe
 
 async def _measure_fleet(
     request: Request, scaled: Scenario, base_url: str, view: ServerView, progress: Progress | None
-) -> TestbedResult:
+) -> LiveResult:
     lead = await TimerLead.measure()
     gc.freeze()  # the SDK's many types would make every full collection pause the agents
     results = {}
@@ -82,7 +82,7 @@ async def _measure_fleet(
             client=fleet.client.to_json(),
             peak_sockets=fleet.peak_sockets,
         )
-    return TestbedResult(
+    return LiveResult(
         request.spec, request.time_scale, {}, results, agents=request.scenario.load.agents
     )
 
@@ -93,7 +93,7 @@ async def _measure(
     base_url: str,
     view: ServerView | None,
     progress: Progress | None,
-) -> TestbedResult:
+) -> LiveResult:
     lead = await TimerLead.measure()
     if view is not None:
         client = await measure_client(scaled, base_url, request.api_key, lead)
@@ -128,4 +128,4 @@ async def _measure(
             errors=sum(len(t.errors) for r in rollouts for t in r.turns),
             client=used,
         )
-    return TestbedResult(request.spec, request.time_scale, client_json, results)
+    return LiveResult(request.spec, request.time_scale, client_json, results)
