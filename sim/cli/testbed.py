@@ -61,7 +61,12 @@ def _scenario(spec_text: str, sets: tuple[str, ...], seed: int | None, agents: i
 @click.argument("spec")
 @click.option("--rollouts", "-n", type=int, default=DEFAULT_ROLLOUTS, show_default=True)
 @click.option("--agents", type=int, default=None, help="a fleet of K agents (default: the spec's)")
-@click.option("--time-scale", type=float, default=None, help="wall seconds per scenario second")
+@click.option(
+    "--time-scale",
+    type=float,
+    default=None,
+    help="wall seconds per scenario second (default 0.1; 2 for a fleet)",
+)
 @click.option("--base-url", default=None, help="another Responses-compatible endpoint")
 @click.option("--api-key", default=None, help="bearer token (default: the emulator's)")
 @click.option("--seed", type=int, default=None, help="root seed (default: the scenario's)")
@@ -80,7 +85,12 @@ def run(
 ) -> None:
     """Measure SPEC on the testbed (every transport unless SPEC names one) beside its simulation."""
     from sim.testbed.server import DEFAULT_API_KEY
-    from sim.testbed.session import DEFAULT_TIME_SCALE, Request, run_testbed
+    from sim.testbed.session import (
+        DEFAULT_FLEET_TIME_SCALE,
+        DEFAULT_TIME_SCALE,
+        Request,
+        run_testbed,
+    )
 
     if rollouts < 1:
         raise ScenarioError(f"--rollouts = {rollouts}: must be an integer >= 1")
@@ -95,7 +105,11 @@ def run(
         scenario=scenario,
         transports=transports,
         rollouts=rollouts,
-        time_scale=_time_scale(time_scale if time_scale is not None else DEFAULT_TIME_SCALE),
+        time_scale=_time_scale(
+            time_scale
+            if time_scale is not None
+            else (DEFAULT_FLEET_TIME_SCALE if fleet else DEFAULT_TIME_SCALE)
+        ),
         base_url=base_url,
         api_key=api_key or DEFAULT_API_KEY,
     )

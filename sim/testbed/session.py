@@ -29,7 +29,9 @@ from sim.testbed.timescale import scale_time
 Progress = Callable[[int], None]
 
 DEFAULT_TIME_SCALE = 0.1
-"""Wall seconds per scenario second; docs/testbed.md says how it was chosen."""
+"""Wall seconds per scenario second for one agent; docs/testbed.md says how it was chosen."""
+DEFAULT_FLEET_TIME_SCALE = 2.0
+"""The same for a fleet: one driver process drives about 40 requests a second at this scale."""
 SINGLE_AGENT_TRANSPORTS = (Transport.HTTP, Transport.HTTP_FULL, Transport.WS)
 FLEET_REPLICATIONS = 10
 """Replications of the fleet simulation whose mean the one measured run is set against."""
