@@ -10,6 +10,8 @@ import math
 import numpy as np
 import pytest
 from support import scenario
+from testbed_support import kept
+from testbed_support import kept
 
 from sim.engine.transports import Transport
 from sim.testbed.results import LiveResult
@@ -30,13 +32,13 @@ def cache_loss() -> LiveResult:
         "connection.ws_drops_per_hour=0",
         "connection.store=false",
     )
-    return run_testbed(Request("cache-loss", lossy, (Transport.WS,), ROLLOUTS, TIME_SCALE))
+    return kept(run_testbed(Request("cache-loss", lossy, (Transport.WS,), ROLLOUTS, TIME_SCALE)))
 
 
 @pytest.fixture(scope="module")
 def keep_alive() -> LiveResult:
     idle = scenario("codex-spark", SHORT_ROLLOUTS, "client.keepalive_idle_s=0.5")
-    return run_testbed(Request("keep-alive", idle, (Transport.HTTP,), ROLLOUTS, TIME_SCALE))
+    return kept(run_testbed(Request("keep-alive", idle, (Transport.HTTP,), ROLLOUTS, TIME_SCALE)))
 
 
 def test_cache_misses_per_rollout_match_the_simulation_within_its_ci(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from support import scenario
+from testbed_support import kept
 
 from models.stages import POOLS
 from sim.engine.transports import Transport
@@ -24,7 +25,7 @@ def fleet() -> LiveResult:
     request = Request(
         "testbed-fleet:ws", scenario(FLEET), (Transport.WS,), 0, DEFAULT_FLEET_TIME_SCALE
     )
-    return run_testbed(request)
+    return kept(run_testbed(request))
 
 
 def test_the_fleet_queues_and_holds_its_connections_without_an_error(fleet: LiveResult) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from support import scenario
+from testbed_support import kept
 
 from sim.testbed.results import Key, LiveResult
 from sim.testbed.session import SINGLE_AGENT_TRANSPORTS, Request, run_testbed
@@ -22,7 +23,7 @@ def result() -> LiveResult:
     request = Request(
         "codex-spark", scenario("codex-spark"), SINGLE_AGENT_TRANSPORTS, ROLLOUTS, TIME_SCALE
     )
-    return run_testbed(request)
+    return kept(run_testbed(request))
 
 
 @pytest.mark.parametrize("transport", ["http", "http-full", "ws"])
