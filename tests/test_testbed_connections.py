@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from support import scenario
 from testbed_support import kept
-from testbed_support import kept
 
 from sim.engine.transports import Transport
 from sim.testbed.results import LiveResult
