@@ -36,6 +36,7 @@ class Key(StrEnum):
     AGENTS = "agents"
     SERVER_OVERHEAD_S = "server_overhead_s"
     PEAK_SOCKETS = "peak_sockets"
+    TIMER_LATENESS_S = "timer_lateness_s"
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,8 @@ class TransportResult:
     """The client and network the simulation of this transport used."""
     peak_sockets: int | None = None
     """WebSocket connections open at once at the peak (fleet runs)."""
+    timer_lateness_s: dict[str, dict[str, float]] = field(default_factory=dict)
+    """How late the emulator's and the driver's sleeps ended (the run's noise floor)."""
 
     @property
     def rel_errors(self) -> dict[str, float]:
@@ -117,6 +120,7 @@ class TransportResult:
             Key.ERRORS.value: self.errors,
             Key.CLIENT.value: self.client,
             Key.PEAK_SOCKETS.value: self.peak_sockets,
+            Key.TIMER_LATENESS_S.value: self.timer_lateness_s,
         }
 
 

@@ -83,6 +83,7 @@ async def _measure_fleet(
             errors=fleet.errors,
             client=fleet.client.to_json(),
             peak_sockets=fleet.peak_sockets,
+            timer_lateness_s=await _lateness(view, lead),
         )
     return LiveResult(
         request.spec, request.time_scale, {}, results, agents=request.scenario.load.agents
@@ -129,5 +130,14 @@ async def _measure(
             simulated_side(records),
             errors=sum(len(t.errors) for r in rollouts for t in r.turns),
             client=used,
+            timer_lateness_s=await _lateness(view, lead),
         )
     return LiveResult(request.spec, request.time_scale, client_json, results)
+
+
+async def _lateness(view: ServerView | None, lead: TimerLead) -> dict[str, dict[str, float]]:
+    """The emulator's and the driver's recent timer lateness (seconds)."""
+    lateness = {"driver": lead.lateness_s()}
+    if view is not None:
+        lateness["emulator"] = (await view.stats())["timer_lateness_s"]
+    return lateness
