@@ -12,8 +12,10 @@ from models.stages import STAGES, Stage
 from sim.engine.analytic import expect
 from sim.engine.draws import draw_turns
 from sim.engine.runners import simulate
+from sim.engine.streams import Draw, stream
 from sim.engine.transports import Transport, turn_work
 from sim.testbed.agent import Prompt
+from sim.testbed.emulator import SERVER_PHASES
 from sim.testbed.protocol import padded, text_of, tokens_in, tools_text
 from sim.testbed.script import Script, tool_kinds
 from sim.testbed.timescale import factor_of, scale_time
@@ -108,8 +110,6 @@ def test_the_scripted_model_calls_the_tools_the_simulation_drew() -> None:
     base = scenario("codex-spark")
     turns = draw_turns(base, 0, 1024)
     kinds = tool_kinds(base, 0, 0)
-    from sim.engine.streams import Draw, stream
-
     rng = stream(base.seed, 0, Draw.TOOL_TIME)
     times = np.empty(kinds.size)
     for index, tool in enumerate(base.workload.tools):
@@ -143,7 +143,5 @@ def test_the_agents_prompt_carries_the_scenarios_tokens() -> None:
 
 
 def test_the_stage_table_has_no_server_stage_the_emulator_skips() -> None:
-    from sim.testbed.emulator import SERVER_PHASES
-
     served = {stage for phase in SERVER_PHASES for stage in phase.stages}
     assert served == set(SERVER_STAGES) - {Stage.QUEUE}

@@ -25,7 +25,7 @@ from starlette.websockets import WebSocket
 from sim.engine.streams import Draw, stream
 from sim.testbed.emulator import Emulator
 from sim.testbed.protocol import ApiError, Event, sse
-from sim.testbed.socket import Socket
+from sim.testbed.ws_connection import Socket
 
 CALIBRATION_HEADER = "x-loopbudget-calibration"
 """A connection used to measure the client; it takes no connection-fault draw."""

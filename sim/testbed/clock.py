@@ -4,10 +4,11 @@
 so a plain ``asyncio.sleep`` on Linux ends 0.5-1 ms late on average.
 ``select`` takes microseconds: the testbed's loops use a ``SelectSelector``
 (at most about a thousand sockets, plenty for a few hundred agents), whose
-sleeps end about 0.1-0.2 ms late.  What is left is measured when a loop starts
-(``TimerLead``) and each sleep aims that much early, so the mean error of a
-sleep is about zero; stage delays are chained on absolute deadlines, so the
-error of one sleep does not add to the next.
+sleeps end about 0.1-0.2 ms late, more on a loaded machine.  What is left is
+measured when a loop starts and then after every sleep (``TimerLead``): each
+sleep aims early by the running mean of how late the sleeps end, so the mean
+error of a sleep stays about zero while the load changes; stage delays are
+chained on absolute deadlines, so the error of one sleep does not add to the next.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ T = TypeVar("T")
 _PROBES = 40
 _PROBE_S = 0.002
 _KEPT_LATENESS = 20_000
+_ADAPTATION = 0.05
+"""Weight of one sleep's lateness in the lead (a running mean over about 20 sleeps)."""
+_MAX_LEAD_S = 0.005
 
 
 def run(main: Callable[[], Awaitable[T]]) -> T:
@@ -36,8 +40,9 @@ def run(main: Callable[[], Awaitable[T]]) -> T:
 
 
 class TimerLead:
-    """How late this loop's timers fire (the median of a few probes), to aim that much early;
-    it also keeps how late its sleeps ended (the noise floor of a run)."""
+    """How late this loop's timers fire, to aim that much early: the median of a few probes
+    to start with, then a running mean of every sleep's lateness.  It also keeps how late
+    its sleeps ended (the noise floor of a run)."""
 
     def __init__(self, lead_s: float = 0.0) -> None:
         self.lead_s = lead_s
@@ -69,7 +74,9 @@ class TimerLead:
         remaining_s = deadline_s - time.monotonic() - self.lead_s
         if remaining_s > 0:
             await asyncio.sleep(remaining_s)
-            self._late_s.append(time.monotonic() - deadline_s)
+            late_s = time.monotonic() - deadline_s
+            self._late_s.append(late_s)
+            self.lead_s = min(_MAX_LEAD_S, max(0.0, self.lead_s + _ADAPTATION * late_s))
 
     async def sleep(self, seconds: float) -> None:
         await self.sleep_until(time.monotonic() + seconds)

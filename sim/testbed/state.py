@@ -31,10 +31,6 @@ class ResponseState:
     replication: int
     store: bool
 
-    @property
-    def call_ids(self) -> set[str]:
-        return {i["call_id"] for i in self.context if i.get("type") == "function_call"}
-
 
 class ResponseStore:
     """Persistent storage of ``store=true`` responses (shared by every connection)."""
