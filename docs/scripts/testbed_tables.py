@@ -21,6 +21,7 @@ COLUMNS = (
     "transport",
     "e2e mean s (meas / sim)",
     "err",
+    "predicted err",
     "e2e p95 err",
     "TTFT mean ms (meas / sim)",
     "err",
@@ -52,6 +53,9 @@ def rows(run: dict[str, Any]) -> list[list[str]]:
                 name,
                 f"{m['e2e_s']['mean']:.3f} / {s['e2e_s']['mean']:.3f}",
                 f"{err['e2e_mean']:+.1%}",
+                ""
+                if entry.get("predicted_rel_error") is None
+                else f"{entry['predicted_rel_error']['e2e_mean']:+.1%}",
                 f"{err['e2e_p95']:+.1%}",
                 f"{m['ttft_s']['mean'] * 1e3:.1f} / {s['ttft_s']['mean'] * 1e3:.1f}",
                 f"{err['ttft_mean']:+.1%}",
@@ -76,7 +80,10 @@ def main(paths: list[str]) -> None:
             for row in rows(run):
                 print("| " + " | ".join(row) + " |")
             for name, entry in run["transports"].items():
-                for key, value in entry["rel_error"].items():
+                errors = {**entry["rel_error"]}
+                for key, value in (entry.get("predicted_rel_error") or {}).items():
+                    errors[f"predicted {key}"] = value
+                for key, value in errors.items():
                     slot = (run["spec"], name, key)
                     worst[slot] = max(worst.get(slot, 0.0), abs(value))
     print()

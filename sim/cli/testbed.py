@@ -137,45 +137,7 @@ def _print(console: Console, result: Any) -> None:
     if result.agents > 1:
         head += f", {result.agents} agents"
     for name, entry in result.transports.items():
-        m, s = entry.measured, entry.simulated
-        table = Table(
-            "", "measured", "simulated", "rel. error", title=f"{head}: {name}", title_justify="left"
-        )
-        errors = entry.rel_errors
-        rows = [
-            ("e2e mean (s)", m.e2e_mean_s, s.e2e_mean_s, errors[Key.E2E_MEAN]),
-            ("e2e p95 (s)", m.e2e_p95_s, s.e2e_p95_s, errors[Key.E2E_P95]),
-            ("TTFT mean (ms)", m.ttft_mean_s * 1e3, s.ttft_mean_s * 1e3, errors[Key.TTFT_MEAN]),
-            ("TTFT p95 (ms)", m.ttft_p95_s * 1e3, s.ttft_p95_s * 1e3, None),
-            (
-                "new connections / rollout",
-                m.connections_per_rollout,
-                s.connections_per_rollout,
-                None,
-            ),
-            (
-                "cache misses / rollout",
-                m.cache_misses_per_rollout,
-                s.cache_misses_per_rollout,
-                None,
-            ),
-        ]
-        for label, measured, simulated, error in rows:
-            table.add_row(
-                label,
-                f"{measured:.4g}",
-                f"{simulated:.4g}",
-                "" if error is None else f"{error:+.1%}",
-            )
-        for row, seconds in m.budget_s.items():
-            simulated = s.budget_s.get(row, 0.0)
-            if seconds or simulated:
-                table.add_row(f"  {row} (s/rollout)", f"{seconds:.4f}", f"{simulated:.4f}", "")
-        for pool, busy in m.utilization.items():
-            table.add_row(
-                f"  utilization {pool}", f"{busy:.1%}", f"{s.utilization.get(pool, 0.0):.1%}", ""
-            )
-        console.print(table)
+        console.print(_table(f"{head}: {name}", entry))
         console.print(f"{name}: {entry.rollouts} rollouts measured, {entry.errors} errors")
     measured, simulated = result.reduction(Key.MEASURED), result.reduction(Key.SIMULATED)
     if measured is not None:
@@ -184,6 +146,36 @@ def _print(console: Console, result: Any) -> None:
             f"{simulated:.1%} ({(measured - simulated) * 100:+.1f} points)",
             style="bold",
         )
+
+
+def _table(title: str, entry: Any) -> Table:
+    """Measured, simulated (client measured in the run), its error, and the prediction
+    (client calibrated beforehand); then the budget per stage and the pools."""
+    from sim.testbed.results import Key
+
+    m, s, p = entry.measured, entry.simulated, entry.predicted
+    table = Table("", "measured", "simulated", "rel. error", "predicted", title=title)
+    table.title_justify = "left"
+    errors = entry.rel_errors
+    rows = [
+        ("e2e mean (s)", lambda x: x.e2e_mean_s, 1.0, errors[Key.E2E_MEAN]),
+        ("e2e p95 (s)", lambda x: x.e2e_p95_s, 1.0, errors[Key.E2E_P95]),
+        ("TTFT mean (ms)", lambda x: x.ttft_mean_s, 1e3, errors[Key.TTFT_MEAN]),
+        ("TTFT p95 (ms)", lambda x: x.ttft_p95_s, 1e3, None),
+        ("new connections / rollout", lambda x: x.connections_per_rollout, 1.0, None),
+        ("cache misses / rollout", lambda x: x.cache_misses_per_rollout, 1.0, None),
+    ]
+    for label, pick, scale, error in rows:
+        ahead = "" if p is None else f"{pick(p) * scale:.4g}"
+        shown = "" if error is None else f"{error:+.1%}"
+        table.add_row(label, f"{pick(m) * scale:.4g}", f"{pick(s) * scale:.4g}", shown, ahead)
+    for stage, seconds in m.budget_s.items():
+        simulated = s.budget_s.get(stage, 0.0)
+        if seconds or simulated:
+            table.add_row(f"  {stage} (s/rollout)", f"{seconds:.4f}", f"{simulated:.4f}")
+    for pool, busy in m.utilization.items():
+        table.add_row(f"  utilization {pool}", f"{busy:.1%}", f"{s.utilization.get(pool, 0.0):.1%}")
+    return table
 
 
 @testbed.command()

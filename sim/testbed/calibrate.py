@@ -89,12 +89,19 @@ class ClientCosts:
     def to_json(self) -> dict[str, float]:
         return asdict(self)
 
-    def refit(self, transport: Transport, splits: list[TurnSplit], per_token: float) -> ClientCosts:
+    def refit(
+        self,
+        transport: Transport,
+        splits: list[TurnSplit],
+        per_token: float,
+        connections: bool = True,
+    ) -> ClientCosts:
         """These costs refitted to turns of one transport taken under the run's conditions
         (the machine's load drifts; a fleet's client is busier): the round trip, the fixed
         build cost, the download, the cost of a new connection where some turns opened one
         and, where the requests' sizes vary enough (``http-full``, resends after a cache
-        miss), the per-item cost."""
+        miss), the per-item cost.  ``connections=False`` keeps the connection costs (when
+        the turns are the measured ones, whose new connections are what is tested)."""
         rtt_s = 2.0 * float(np.mean([s.gap_s for s in splits]))
         http_s = 0.0 if transport.is_websocket else self.http_request_overhead_ms * 1e-3
         warm = [s for s in splits if not s.turn.new_connections]
@@ -111,9 +118,9 @@ class ClientCosts:
             if s.turn.new_connections
         ]
         setup_ms, handshake_ms = self.connection_setup_ms, self.ws_handshake_ms
-        if cold and transport.is_websocket:
+        if cold and connections and transport.is_websocket:
             handshake_ms = max(0.0, float(np.mean(cold)) * 1e3 - setup_ms)
-        elif cold:
+        elif cold and connections:
             setup_ms = max(0.0, float(np.mean(cold)) * 1e3)
         return replace(
             self,

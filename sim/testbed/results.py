@@ -37,6 +37,8 @@ class Key(StrEnum):
     SERVER_OVERHEAD_S = "server_overhead_s"
     PEAK_SOCKETS = "peak_sockets"
     TIMER_LATENESS_S = "timer_lateness_s"
+    PREDICTED = "predicted"
+    PREDICTED_REL_ERROR = "predicted_rel_error"
 
 
 @dataclass(frozen=True)
@@ -101,10 +103,15 @@ class TransportResult:
     """WebSocket connections open at once at the peak (fleet runs)."""
     timer_lateness_s: dict[str, dict[str, float]] = field(default_factory=dict)
     """How late the emulator's and the driver's sleeps ended (the run's noise floor)."""
+    predicted: Side | None = None
+    """The simulation with the client calibrated beforehand (on separate rollouts)."""
 
     @property
     def rel_errors(self) -> dict[str, float]:
-        m, s = self.measured, self.simulated
+        return self._errors(self.simulated)
+
+    def _errors(self, s: Side) -> dict[str, float]:
+        m = self.measured
         return {
             Key.E2E_MEAN.value: rel_error(m.e2e_mean_s, s.e2e_mean_s),
             Key.TTFT_MEAN.value: rel_error(m.ttft_mean_s, s.ttft_mean_s),
@@ -121,6 +128,10 @@ class TransportResult:
             Key.CLIENT.value: self.client,
             Key.PEAK_SOCKETS.value: self.peak_sockets,
             Key.TIMER_LATENESS_S.value: self.timer_lateness_s,
+            Key.PREDICTED.value: None if self.predicted is None else self.predicted.to_json(),
+            Key.PREDICTED_REL_ERROR.value: None
+            if self.predicted is None
+            else self._errors(self.predicted),
         }
 
 

@@ -3,7 +3,11 @@
 ``run_testbed`` starts the emulator on the time-scaled scenario (unless a base
 URL is given), measures the client and the network, runs rollouts 0..N-1 of
 each transport through the SDK one after another, then simulates the same
-rollouts with the measured client and network and puts both sides together.
+rollouts with the client and network measured on those rollouts' own turns
+(the SDK's costs drift with a shared machine's load) and puts both sides
+together; the simulation with the costs calibrated beforehand, on separate
+rollouts interleaved with the measured ones, is reported beside as the
+prediction.
 """
 
 from __future__ import annotations
@@ -116,13 +120,18 @@ async def _measure(
             rollouts.append(await agent.rollout(index))
             if progress is not None:
                 progress(1)
-        splits, transport_scenario, used = [], simulated_scenario, client_json
+        splits, predicted, used = [], None, client_json
+        in_run_scenario = simulated_scenario
         if view is not None:
             await view.refresh()
             splits = split_turns(rollouts, view)
-            refitted = client.refit(transport, split_turns(probes, view), per_token)
-            transport_scenario, used = refitted.apply(scaled), refitted.to_json()
-        records = simulated_records(transport_scenario, transport, request.rollouts)
+            before = client.refit(transport, split_turns(probes, view), per_token)
+            during = before.refit(transport, splits, per_token, connections=False)
+            in_run_scenario, used = during.apply(scaled), during.to_json()
+            predicted = simulated_side(
+                simulated_records(before.apply(scaled), transport, request.rollouts)
+            )
+        records = simulated_records(in_run_scenario, transport, request.rollouts)
         results[transport.value] = TransportResult(
             transport.value,
             request.rollouts,
@@ -131,6 +140,7 @@ async def _measure(
             errors=sum(len(t.errors) for r in rollouts for t in r.turns),
             client=used,
             timer_lateness_s=await _lateness(view, lead),
+            predicted=predicted,
         )
     return LiveResult(request.spec, request.time_scale, client_json, results)
 
