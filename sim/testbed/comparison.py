@@ -14,11 +14,13 @@ import math
 
 import numpy as np
 
+from models.costs import stage_costs
 from models.scenario import Scenario
 from models.stages import STAGE_COLUMN, STAGES, Stage
+from sim.engine.draws import draw_turns
 from sim.engine.records import RolloutRecords
 from sim.engine.runners import simulate
-from sim.engine.transports import Transport
+from sim.engine.transports import Transport, turn_work
 from sim.testbed.observe import TurnSplit
 from sim.testbed.records import RolloutRecord, e2es_s, turn_ttfts_s
 from sim.testbed.results import Key, Side
@@ -87,6 +89,22 @@ def simulated_side(records: RolloutRecords) -> Side:
         recovery_s=float(request_s[recover > 0].mean()) if recoveries else math.nan,
         budget_s=budget,
     )
+
+
+def recovered_turn_cost_s(
+    scenario: Scenario, transport: Transport, rollouts: list[RolloutRecord]
+) -> float:
+    """The simulation's cost of the very turns that recovered on the testbed: each one's
+    request under the model's cache-loss variant (failed attempt, new connection, the
+    whole history rebuilt), so both sides price the same turns, whichever a rotation hit."""
+    recovered = [(r.rollout, t.turn) for r in rollouts for t in r.turns if t.recoveries]
+    if not recovered:
+        return math.nan
+    turns = draw_turns(scenario, 0, max(rollout for rollout, _ in recovered) + 1)
+    cold, _ = turn_work(scenario, transport, turns)
+    request_s = stage_costs(scenario, cold).request_s
+    rows = [int(turns.offsets[rollout]) + turn for rollout, turn in recovered]
+    return float(np.mean(request_s[rows]))
 
 
 def _budget_rows() -> list[str]:

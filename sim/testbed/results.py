@@ -53,7 +53,8 @@ class Side:
     cache_misses_per_rollout: float
     recovery_s: float
     """Mean seconds of a request that recovered from ``previous_response_not_found``: the
-    failed attempt, the reconnection and the resent history (NaN when there was none)."""
+    failed attempt, the reconnection and the resent history (NaN when there was none);
+    the simulation prices the turns that recovered on the testbed."""
     budget_s: dict[str, float]
     """Seconds per rollout per stage."""
     utilization: dict[str, float] = field(default_factory=dict)

@@ -75,6 +75,8 @@ async def serve(
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     listener.bind((HOST, settings.port))
+    # Listening before saying ready: a client may connect while uvicorn still starts up.
+    listener.listen(2048)
     server = uvicorn.Server(config)
     on_ready(listener.getsockname()[1])
     await server.serve(sockets=[listener])

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from models.errors import ScenarioError
 from models.scenario import Scenario
@@ -22,7 +22,12 @@ from sim.engine.transports import Transport
 from sim.testbed import clock
 from sim.testbed.calibrate import calibration_rollout, measure_client
 from sim.testbed.clock import TimerLead
-from sim.testbed.comparison import measured_side, simulated_records, simulated_side
+from sim.testbed.comparison import (
+    measured_side,
+    recovered_turn_cost_s,
+    simulated_records,
+    simulated_side,
+)
 from sim.testbed.driver import Agent
 from sim.testbed.fleet import measure_fleet, simulated_fleet
 from sim.testbed.observe import ServerView, split_turns
@@ -132,11 +137,15 @@ async def _measure(
                 simulated_records(before.apply(scaled), transport, request.rollouts)
             )
         records = simulated_records(in_run_scenario, transport, request.rollouts)
+        simulated = replace(
+            simulated_side(records),
+            recovery_s=recovered_turn_cost_s(in_run_scenario, transport, rollouts),
+        )
         results[transport.value] = TransportResult(
             transport.value,
             request.rollouts,
             measured_side(rollouts, splits),
-            simulated_side(records),
+            simulated,
             errors=sum(len(t.errors) for r in rollouts for t in r.turns),
             client=used,
             timer_lateness_s=await _lateness(view, lead),
