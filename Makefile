@@ -10,7 +10,7 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --quiet --upgrade pip
-	$(BIN)/pip install --quiet --quiet -e '.[dashboard,sweep,dev]'
+	$(BIN)/pip install --quiet --quiet -e '.[dashboard,sweep,dev,testbed]'
 	touch $@
 
 demo: setup  ## the headline: per-request HTTP vs WebSocket mode on codex-spark

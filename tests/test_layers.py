@@ -1,12 +1,12 @@
-"""The folders are layers: models <- engine <- analysis <- front-ends (sweep, cli, dashboard).
+"""The folders are layers: models <- engine <- analysis <- front-ends (sweep, testbed, cli, UI).
 
 Every import of every module (function-level imports included) is parsed, and
-a module may import only its own layer and the layers below it.  The sweep
-front-end is below the other two (the command line and the dashboard both run
-and read sweeps); the command line and the dashboard never import each other.
+a module may import only its own layer and the layers below it.  The sweep and
+testbed front-ends are below the command line and the dashboard (which run and
+read them); the command line and the dashboard never import each other.
 Third-party packages that only the optional groups install (Streamlit, Dask,
-Playwright) appear nowhere in the engine, analysis or command-line layers at
-import time.
+Playwright, the openai SDK and the ASGI stack) appear nowhere in the engine,
+analysis or command-line layers at import time.
 """
 
 from __future__ import annotations
@@ -22,11 +22,22 @@ LAYERS = {
     "sim.engine": 1,
     "sim.analysis": 2,
     "sim.sweep": 3,
+    "sim.testbed": 3,
     "sim.cli": 4,
     "sim.dashboard": 4,
 }
 """Rank of each layer; a module imports ranks at or below its own."""
-OPTIONAL = {"streamlit": "dashboard", "dask": "sweep", "distributed": "sweep", "playwright": "dev"}
+OPTIONAL = {
+    "streamlit": "dashboard",
+    "dask": "sweep",
+    "distributed": "sweep",
+    "playwright": "dev",
+    "openai": "testbed",
+    "uvicorn": "testbed",
+    "starlette": "testbed",
+    "websockets": "testbed",
+    "httpx2": "testbed",
+}
 
 
 def layer_of(module: str) -> str | None:
@@ -79,23 +90,30 @@ def test_imports_point_down_the_layers(name: str, path: Path) -> None:
 @pytest.mark.parametrize(("name", "path"), modules(), ids=[name for name, _ in modules()])
 def test_optional_packages_are_imported_only_where_they_are_needed(name: str, path: Path) -> None:
     own = layer_of(name)
-    allowed = {"sim.dashboard": {"dashboard", "sweep"}, "sim.sweep": {"sweep"}}.get(own, set())
-    for imported in imports(path, top_level_only=own not in ("sim.dashboard", "sim.sweep")):
+    allowed = {
+        "sim.dashboard": {"dashboard", "sweep"},
+        "sim.sweep": {"sweep"},
+        "sim.testbed": {"testbed"},
+    }.get(own, set())
+    front_ends = ("sim.dashboard", "sim.sweep", "sim.testbed")
+    for imported in imports(path, top_level_only=own not in front_ends):
         group = OPTIONAL.get(imported.split(".")[0])
         if group is not None:
             assert group in allowed, f"{name} imports {imported} (optional group {group!r})"
 
 
 def test_the_engine_and_the_command_line_import_without_the_optional_groups() -> None:
-    """In a fresh interpreter that cannot import streamlit, dask or playwright."""
+    """In a fresh interpreter that cannot import streamlit, dask, playwright or the testbed's
+    packages (the SDK and the ASGI stack)."""
     import subprocess
     import sys
 
     blocker = (
         "import sys\n"
+        f"BLOCKED = {set(OPTIONAL)!r}\n"
         "class Block:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in {'streamlit', 'dask', 'distributed', 'playwright'}:\n"
+        "        if name.split('.')[0] in BLOCKED:\n"
         "            raise ImportError('blocked: ' + name)\n"
         "sys.meta_path.insert(0, Block())\n"
         "import sim.cli.app, sim.engine.runners, sim.engine.analytic, sim.analysis.summary\n"

@@ -29,6 +29,7 @@ from sim.cli.load import load as load_command
 from sim.cli.report import print_compare, print_run
 from sim.cli.sweep import plot as plot_command
 from sim.cli.sweep import sweep as sweep_command
+from sim.cli.testbed import testbed as testbed_command
 from sim.engine.transports import Transport
 
 USAGE_ERROR = 2
@@ -165,6 +166,7 @@ app.add_command(load_command)
 app.add_command(capacity_command)
 app.add_command(sweep_command)
 app.add_command(plot_command)
+app.add_command(testbed_command)
 
 
 def _execute(

@@ -1,0 +1,203 @@
+"""``loopbudget testbed``: the official SDK against the emulated API, measured beside simulated.
+
+``loopbudget testbed SPEC`` runs the testbed and prints both sides;
+``loopbudget testbed serve SPEC`` runs the emulator alone.  The testbed's
+packages (the optional group ``testbed``) are imported inside the commands, so
+the rest of the command line starts without them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+from rich.table import Table
+
+from models.errors import ScenarioError
+from sim.analysis.run import load, parse_spec
+from sim.engine.transports import Transport
+
+DEFAULT_ROLLOUTS = 4
+_SINGLE = (Transport.HTTP, Transport.HTTP_FULL, Transport.WS)
+
+
+class _DefaultRun(click.Group):
+    """A group whose first argument, when it names no subcommand, is the SPEC of ``run``."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["run", *args]
+        return super().resolve_command(ctx, args)
+
+
+@click.group(cls=_DefaultRun)
+def testbed() -> None:
+    """The official openai SDK drives agent loops against an emulated Responses API on
+    loopback; what it measured is put beside the simulation of the same scenario.
+
+    \b
+    loopbudget testbed SPEC [--rollouts N] [--agents K] [--time-scale X] [--json]
+    loopbudget testbed serve SPEC [--port P] [--time-scale X]
+    """
+
+
+def _time_scale(value: float) -> float:
+    if not value > 0:
+        raise ScenarioError(f"--time-scale = {value}: must be > 0")
+    return value
+
+
+def _scenario(spec_text: str, sets: tuple[str, ...], seed: int | None, agents: int | None) -> Any:
+    spec = parse_spec(spec_text)
+    extra = (f"load.agents={agents}",) if agents is not None else ()
+    return spec, load(spec, (*sets, *extra), seed)
+
+
+@testbed.command("run")
+@click.argument("spec")
+@click.option("--rollouts", "-n", type=int, default=DEFAULT_ROLLOUTS, show_default=True)
+@click.option("--agents", type=int, default=None, help="a fleet of K agents (default: the spec's)")
+@click.option(
+    "--time-scale",
+    type=float,
+    default=None,
+    help="wall seconds per scenario second (default 0.1; 2 for a fleet)",
+)
+@click.option("--base-url", default=None, help="another Responses-compatible endpoint")
+@click.option("--api-key", default=None, help="bearer token (default: the emulator's)")
+@click.option("--seed", type=int, default=None, help="root seed (default: the scenario's)")
+@click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+def run(
+    spec: str,
+    rollouts: int,
+    agents: int | None,
+    time_scale: float | None,
+    base_url: str | None,
+    api_key: str | None,
+    seed: int | None,
+    sets: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Measure SPEC on the testbed (every transport unless SPEC names one) beside its simulation."""
+    from sim.testbed.server import DEFAULT_API_KEY
+    from sim.testbed.session import (
+        DEFAULT_FLEET_TIME_SCALE,
+        DEFAULT_TIME_SCALE,
+        Request,
+        run_testbed,
+    )
+
+    if rollouts < 1:
+        raise ScenarioError(f"--rollouts = {rollouts}: must be an integer >= 1")
+    parsed, scenario = _scenario(spec, sets, seed, agents)
+    if parsed.transport is Transport.WS_APPEND:
+        raise ScenarioError("transport = 'ws-append': the SDK has no loop for it; use ws")
+    fleet = scenario.load.agents > 1
+    named = ":" in spec
+    transports = (parsed.transport,) if named else ((Transport.WS,) if fleet else _SINGLE)
+    request = Request(
+        spec=spec,
+        scenario=scenario,
+        transports=transports,
+        rollouts=rollouts,
+        time_scale=_time_scale(
+            time_scale
+            if time_scale is not None
+            else (DEFAULT_FLEET_TIME_SCALE if fleet else DEFAULT_TIME_SCALE)
+        ),
+        base_url=base_url,
+        api_key=api_key or DEFAULT_API_KEY,
+    )
+    total = None if fleet else rollouts * len(transports)
+    result = _with_progress(spec, total, lambda advance: run_testbed(request, advance))
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        _print(Console(), result)
+
+
+def _with_progress(label: str, total: int | None, work: Any) -> Any:
+    if not sys.stderr.isatty():
+        return work(None)
+    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(f"{label}: rollouts", total=total)
+        return work(lambda n: bar.advance(task, n))
+
+
+def _print(console: Console, result: Any) -> None:
+    from sim.testbed.results import Key
+
+    head = f"{result.spec}: time scale {result.time_scale:g}"
+    if result.agents > 1:
+        head += f", {result.agents} agents"
+    for name, entry in result.transports.items():
+        console.print(_table(f"{head}: {name}", entry))
+        console.print(f"{name}: {entry.rollouts} rollouts measured, {entry.errors} errors")
+    measured, simulated = result.reduction(Key.MEASURED), result.reduction(Key.SIMULATED)
+    if measured is not None:
+        console.print(
+            f"http -> ws end-to-end reduction: measured {measured:.1%}, simulated "
+            f"{simulated:.1%} ({(measured - simulated) * 100:+.1f} points)",
+            style="bold",
+        )
+
+
+def _table(title: str, entry: Any) -> Table:
+    """Measured, simulated (client measured in the run), its error, and the prediction
+    (client calibrated beforehand); then the budget per stage and the pools."""
+    from sim.testbed.results import Key
+
+    m, s, p = entry.measured, entry.simulated, entry.predicted
+    table = Table("", "measured", "simulated", "rel. error", "predicted", title=title)
+    table.title_justify = "left"
+    errors = entry.rel_errors
+    rows = [
+        ("e2e mean (s)", lambda x: x.e2e_mean_s, 1.0, errors[Key.E2E_MEAN]),
+        ("e2e p95 (s)", lambda x: x.e2e_p95_s, 1.0, errors[Key.E2E_P95]),
+        ("TTFT mean (ms)", lambda x: x.ttft_mean_s, 1e3, errors[Key.TTFT_MEAN]),
+        ("TTFT p95 (ms)", lambda x: x.ttft_p95_s, 1e3, None),
+        ("new connections / rollout", lambda x: x.connections_per_rollout, 1.0, None),
+        ("cache misses / rollout", lambda x: x.cache_misses_per_rollout, 1.0, None),
+    ]
+    for label, pick, scale, error in rows:
+        ahead = "" if p is None else f"{pick(p) * scale:.4g}"
+        shown = "" if error is None else f"{error:+.1%}"
+        table.add_row(label, f"{pick(m) * scale:.4g}", f"{pick(s) * scale:.4g}", shown, ahead)
+    for stage, seconds in m.budget_s.items():
+        simulated = s.budget_s.get(stage, 0.0)
+        if seconds or simulated:
+            table.add_row(f"  {stage} (s/rollout)", f"{seconds:.4f}", f"{simulated:.4f}")
+    for pool, busy in m.utilization.items():
+        table.add_row(f"  utilization {pool}", f"{busy:.1%}", f"{s.utilization.get(pool, 0.0):.1%}")
+    return table
+
+
+@testbed.command()
+@click.argument("spec")
+@click.option("--port", type=int, default=0, show_default=True, help="0: a free port")
+@click.option("--time-scale", type=float, default=1.0, show_default=True)
+@click.option("--api-key", default=None, help="bearer token clients must send")
+@click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
+def serve(
+    spec: str, port: int, time_scale: float, api_key: str | None, sets: tuple[str, ...]
+) -> None:
+    """Run the emulated API alone, with SPEC's latencies, until interrupted."""
+    from sim.testbed import clock
+    from sim.testbed.server import DEFAULT_API_KEY, HOST, ServerSettings, serve
+    from sim.testbed.timescale import scale_time
+
+    _, scenario = _scenario(spec, sets, None, None)
+    scaled = scale_time(scenario, _time_scale(time_scale))
+    key = api_key or DEFAULT_API_KEY
+    settings = ServerSettings(api_key=key, port=port)
+
+    def ready(bound: int) -> None:
+        click.echo(f"serving {spec} on http://{HOST}:{bound}/v1 (api key {key}); Ctrl-C stops")
+
+    clock.run(lambda: serve(scaled, settings, ready))

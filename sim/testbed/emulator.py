@@ -1,0 +1,230 @@
+"""The emulated API service: one request walks the stage table's phases under real pools.
+
+Stage delays come from ``models.costs.stage_costs`` on what the intake counted;
+the request takes each phase's pool (an asyncio semaphore sized like the
+scenario's), waits out the phase on chained deadlines and lets the pool go,
+exactly the path the fleet simulation walks (``sim.engine.plan``).  The first
+output event leaves when prefill ends, output streams at the drawn decode rate
+(slowed by the batch on its replica), and post-inference work either delays
+``response.completed`` (HTTP) or runs after it, holding an API worker (WebSocket).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from models.costs import stage_costs
+from models.scenario import Scenario
+from models.stages import Pool, Stage
+from sim.engine.plan import BATCHED, PHASES, Phase, holds_inner
+from sim.testbed.clock import TimerLead
+from sim.testbed.intake import Intake, Prepared
+from sim.testbed.log import RequestLog
+from sim.testbed.pools import PoolBank
+from sim.testbed.protocol import ApiError, Event
+from sim.testbed.script import Script
+from sim.testbed.state import ConnectionCache, ResponseState, ResponseStore
+from sim.testbed.stream import OutputStream
+from sim.testbed.work import failed_lookup_work, request_work
+
+Emit = Callable[[Event], Awaitable[None]]
+
+_SERVER_GROUPS = {"api", "safety", "inference"}
+SERVER_PHASES: tuple[Phase, ...] = tuple(
+    p for p in PHASES if any(stage.group.value in _SERVER_GROUPS for stage in p.stages)
+)
+"""The phases the server runs (the client builds, connects, uploads and downloads itself)."""
+
+DELTA_INTERVAL_S = 0.002
+"""Shortest wall time between two output deltas while decoding."""
+MAX_DELTAS = 8
+"""Output deltas of one response at most: the output streams in that many even chunks
+(a delta a token would cost the client more parsing than the model charges anyone)."""
+
+
+class Emulator:
+    """The service: intake, pools, store, scripted model and the per-request log."""
+
+    def __init__(self, scenario: Scenario, lead: TimerLead) -> None:
+        self.scenario, self.lead = scenario, lead
+        self.pools = PoolBank(scenario)
+        self.store = ResponseStore()
+        self.intake = Intake(scenario, self.store, Script(scenario))
+        self.log = RequestLog()
+        self.background: set[asyncio.Task[None]] = set()
+        self.in_flight = 0
+
+    def prepare(self, body: dict[str, Any], http: bool, cache: ConnectionCache | None) -> Prepared:
+        return self.intake.prepare(body, http, cache)
+
+    async def refuse(self, error: ApiError, arrived_s: float, transport: str) -> None:
+        """Wait out a refused request's cost (validated, looked up, refused) and log it."""
+        costs = stage_costs(self.scenario, failed_lookup_work())
+        seconds = float(costs.stage_s[Stage.VALIDATE][0] + costs.stage_s[Stage.STATE_LOAD][0])
+        await self.lead.sleep_until(arrived_s + seconds)
+        self.log.refused(transport, error.code, arrived_s, time.monotonic())
+
+    async def run(
+        self,
+        p: Prepared,
+        emit: Emit,
+        arrived_s: float,
+        transport: str,
+        cache: ConnectionCache | None = None,
+        connection: int | None = None,
+    ) -> ResponseState:
+        """Serve one prepared request, sending its events through ``emit``."""
+        self.in_flight += 1
+        try:
+            return await self._run(p, emit, arrived_s, transport, cache, connection)
+        finally:
+            self.in_flight -= 1
+
+    async def _run(
+        self,
+        p: Prepared,
+        emit: Emit,
+        arrived_s: float,
+        transport: str,
+        cache: ConnectionCache | None,
+        connection: int | None,
+    ) -> ResponseState:
+        work = request_work(self.scenario, p.processed)
+        costs = stage_costs(self.scenario, work)
+        stage_s = {stage: float(seconds[0]) for stage, seconds in costs.stage_s.items()}
+        output = OutputStream(p, self.scenario.network.bytes_per_token, emit)
+        await output.begin()
+        deadline_s, waits_s, held_s, first_output_s = arrived_s, {}, {}, math.nan
+        phases = SERVER_PHASES if p.generate else SERVER_PHASES[:1]
+        for phase in phases:
+            seconds = sum(stage_s[stage] for stage in phase.stages if stage not in BATCHED)
+            if phase.pool is None:
+                deadline_s += seconds
+                await self.lead.sleep_until(deadline_s)
+            elif phase.pool is Pool.INFERENCE:
+                deadline_s, first_output_s, stage_s[Stage.DECODE] = await self._infer(
+                    deadline_s, seconds, stage_s[Stage.DECODE], output, waits_s, held_s
+                )
+            elif seconds > 0:
+                deadline_s = await self._serve(phase, deadline_s, stage_s, work, waits_s, held_s)
+            if Stage.POST in phase.stages and costs.post_overlapped_s[0] > 0:
+                self._overlap(float(costs.post_overlapped_s[0]))
+        state = output.state()
+        self.store.put(state)
+        if cache is not None:
+            cache.put(state)
+        await output.complete()
+        self.log.completed(
+            p,
+            transport,
+            connection,
+            arrived_s,
+            first_output_s,
+            time.monotonic(),
+            stage_s,
+            waits_s,
+            held_s,
+        )
+        return state
+
+    async def _serve(
+        self,
+        phase: Phase,
+        deadline_s: float,
+        stage_s: dict[Stage, float],
+        work: Any,
+        waits_s: dict[str, float],
+        held_s: dict[str, float],
+    ) -> float:
+        """Hold the phase's pool (and a nested one where the work uses it) for its stages."""
+        pool = self.pools[phase.pool]
+        queued = pool.would_wait
+        async with pool.hold(held_s) as waited_s:
+            waits_s[phase.pool.value] = waits_s.get(phase.pool.value, 0.0) + waited_s
+            if queued:
+                deadline_s = max(deadline_s, time.monotonic())
+            inner = phase.inner_stages
+            if inner and bool(holds_inner(phase.inner, work)[0]):
+                first = phase.stages.index(inner[0])
+                last = phase.stages.index(inner[-1]) + 1
+                deadline_s += sum(stage_s[s] for s in phase.stages[:first])
+                await self.lead.sleep_until(deadline_s)
+                deadline_s = await self._hold(
+                    phase.inner, deadline_s, inner, stage_s, waits_s, held_s
+                )
+                deadline_s += sum(stage_s[s] for s in phase.stages[last:])
+            else:
+                deadline_s += sum(stage_s[s] for s in phase.stages)
+            await self.lead.sleep_until(deadline_s)
+        return deadline_s
+
+    async def _hold(
+        self,
+        pool_name: Pool,
+        deadline_s: float,
+        stages: tuple[Stage, ...],
+        stage_s: dict[Stage, float],
+        waits_s: dict[str, float],
+        held_s: dict[str, float],
+    ) -> float:
+        pool = self.pools[pool_name]
+        queued = pool.would_wait
+        async with pool.hold(held_s) as waited_s:
+            waits_s[pool_name.value] = waits_s.get(pool_name.value, 0.0) + waited_s
+            if queued:
+                deadline_s = max(deadline_s, time.monotonic())
+            deadline_s += sum(stage_s[s] for s in stages)
+            await self.lead.sleep_until(deadline_s)
+        return deadline_s
+
+    async def _infer(
+        self,
+        deadline_s: float,
+        prefill_s: float,
+        decode_s: float,
+        output: OutputStream,
+        waits_s: dict[str, float],
+        held_s: dict[str, float],
+    ) -> tuple[float, float, float]:
+        """Prefill, the first output event, then the output streamed at the decode rate.
+
+        Returns the deadline reached, when the first output left and the decode time
+        as stretched by the batch on the replica.
+        """
+        pool = self.pools[Pool.INFERENCE]
+        queued = pool.would_wait
+        async with pool.hold(held_s) as waited_s:
+            waits_s[Pool.INFERENCE.value] = waits_s.get(Pool.INFERENCE.value, 0.0) + waited_s
+            if queued:
+                deadline_s = max(deadline_s, time.monotonic())
+            replica, slowdown = self.pools.replicas.join()
+            try:
+                deadline_s += prefill_s
+                await self.lead.sleep_until(deadline_s)
+                first_output_s = time.monotonic()
+                await output.start_output()
+                stretched_s = decode_s * slowdown
+                ticks = max(1, min(MAX_DELTAS, math.ceil(stretched_s / DELTA_INTERVAL_S)))
+                for tick in range(1, ticks + 1):
+                    await self.lead.sleep_until(deadline_s + stretched_s * tick / ticks)
+                    await output.advance(tick / ticks)
+                deadline_s += stretched_s
+            finally:
+                self.pools.replicas.leave(replica)
+        await output.finish_output()
+        return deadline_s, first_output_s, stretched_s
+
+    def _overlap(self, seconds: float) -> None:
+        """Post-inference work after the response (WebSocket): it holds an API worker."""
+
+        async def post() -> None:
+            async with self.pools[Pool.API].hold():
+                await self.lead.sleep(seconds)
+
+        task = asyncio.create_task(post())
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)

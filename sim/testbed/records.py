@@ -1,0 +1,74 @@
+"""What the driver measured: one row per turn, grouped by rollout.
+
+Times are ``time.monotonic()`` seconds (the clock the emulator's log uses too):
+``_at_s`` is a point in time, ``_s`` a duration.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class TurnRecord:
+    """One turn as the client saw it."""
+
+    rollout: int
+    turn: int
+    started_at_s: float
+    items_sent: int = 0
+    sent_at_s: float = math.nan
+    """When the request left the SDK (the client has built it)."""
+    first_output_at_s: float = math.nan
+    """The first output event (``response.output_item.added``): time to first token."""
+    completed_at_s: float = math.nan
+    """``response.completed`` read: the end of the request."""
+    response_id: str | None = None
+    new_connections: int = 0
+    recoveries: int = 0
+    """``previous_response_not_found`` answers after which the client resent everything."""
+    recover_s: float = 0.0
+    """Seconds spent on those failed attempts."""
+    retries: int = 0
+    """Requests sent again: by the SDK (HTTP) or after a closed socket (WebSocket)."""
+    errors: list[str] = field(default_factory=list)
+    tool_s: float = 0.0
+
+    @property
+    def ttft_s(self) -> float:
+        return self.first_output_at_s - self.started_at_s
+
+    @property
+    def request_s(self) -> float:
+        return self.completed_at_s - self.started_at_s
+
+
+@dataclass
+class RolloutRecord:
+    """One rollout: its turns, back to back."""
+
+    rollout: int
+    turns: list[TurnRecord]
+
+    @property
+    def e2e_s(self) -> float:
+        return self.turns[-1].completed_at_s - self.turns[0].started_at_s
+
+    @property
+    def new_connections(self) -> int:
+        return sum(t.new_connections for t in self.turns)
+
+    @property
+    def recoveries(self) -> int:
+        return sum(t.recoveries for t in self.turns)
+
+
+def turn_ttfts_s(rollouts: list[RolloutRecord]) -> np.ndarray:
+    return np.array([t.ttft_s for r in rollouts for t in r.turns])
+
+
+def e2es_s(rollouts: list[RolloutRecord]) -> np.ndarray:
+    return np.array([r.e2e_s for r in rollouts])

@@ -1,0 +1,85 @@
+"""The scripted model: what the emulated model emits at each turn of a rollout, and how fast.
+
+It follows the scenario's workload through the DES's own seeded draws
+(``sim.engine.draws``), so a rollout of the testbed and the same rollout of the
+simulation see the same tool calls, output tokens and decode rates (common
+random numbers).  A rollout is named by the client in the request's
+``metadata`` (``loopbudget_rollout``, ``loopbudget_replication``); the turn is
+the number of tool outputs in the conversation.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from models.scenario import Scenario
+from sim.engine.draws import draw_turns
+from sim.engine.streams import BLOCK_ROLLOUTS, Draw, stream
+from sim.engine.turns import Turns
+
+ROLLOUT_KEY = "loopbudget_rollout"
+REPLICATION_KEY = "loopbudget_replication"
+_CACHED_BLOCKS = 8
+
+
+@dataclass(frozen=True)
+class TurnPlan:
+    """What the model does at one turn."""
+
+    output_tokens: float
+    decode_s_per_token: float
+    render_hit: bool
+    is_last: bool
+    tool_name: str
+    """The tool it calls (unused on the last turn, which answers in text)."""
+
+
+def block_turns(scenario: Scenario, block: int, replication: int) -> Turns:
+    """All drawn turns of one block of rollouts (what the client and the model both follow)."""
+    return draw_turns(scenario, block, BLOCK_ROLLOUTS, replication)
+
+
+def tool_kinds(scenario: Scenario, block: int, replication: int) -> np.ndarray:
+    """The tool kind of every turn of a block: the DES's ``TOOL_KIND`` draw, made the same way."""
+    w = scenario.workload
+    calls = w.tool_calls_per_rollout.sample(
+        stream(scenario.seed, block, Draw.TOOL_CALLS, replication), BLOCK_ROLLOUTS
+    )
+    total = int(calls.sum()) + BLOCK_ROLLOUTS
+    rng = stream(scenario.seed, block, Draw.TOOL_KIND, replication)
+    return rng.choice(len(w.tools), total, p=w.tool_probabilities())
+
+
+class Script:
+    """Turn plans by (replication, rollout, turn), drawn a block at a time."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self._scenario = scenario
+        self._blocks: OrderedDict[tuple[int, int], tuple[Turns, np.ndarray]] = OrderedDict()
+
+    def _block(self, block: int, replication: int) -> tuple[Turns, np.ndarray]:
+        key = (replication, block)
+        if key not in self._blocks:
+            turns = block_turns(self._scenario, block, replication)
+            self._blocks[key] = (turns, tool_kinds(self._scenario, block, replication))
+            if len(self._blocks) > _CACHED_BLOCKS:
+                self._blocks.popitem(last=False)
+        self._blocks.move_to_end(key)
+        return self._blocks[key]
+
+    def turn(self, rollout: int, turn: int, replication: int = 0) -> TurnPlan:
+        """The plan of ``turn`` of ``rollout``; past the last turn the model keeps answering."""
+        block, local = divmod(rollout, BLOCK_ROLLOUTS)
+        turns, kinds = self._block(block, replication)
+        first, end = int(turns.offsets[local]), int(turns.offsets[local + 1])
+        row = min(first + turn, end - 1)
+        return TurnPlan(
+            output_tokens=float(turns.output_tokens[row]),
+            decode_s_per_token=float(turns.decode_s_per_token[row]),
+            render_hit=bool(turns.render_hit[row]),
+            is_last=row == end - 1,
+            tool_name=self._scenario.workload.tools[int(kinds[row])].name,
+        )
