@@ -7,6 +7,8 @@ exactly the path the fleet simulation walks (``sim.engine.plan``).  The first
 output event leaves when prefill ends, output streams at the drawn decode rate
 (slowed by the batch on its replica), and post-inference work either delays
 ``response.completed`` (HTTP) or runs after it, holding an API worker (WebSocket).
+The parallel classifiers hold a safety worker from the start of prefill, and the
+first output waits for their verdict (the side table of ``models.stages``).
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from typing import Any
 
 from models.costs import stage_costs
 from models.scenario import Scenario
-from models.stages import Pool, Stage
-from sim.engine.plan import BATCHED, PHASES, Phase, holds_inner
+from models.stages import Pool, Side, Stage
+from sim.engine.plan import BATCHED, JOINED_SIDES, PHASES, Phase, holds_inner
 from sim.testbed.clock import TimerLead
 from sim.testbed.intake import Intake, Prepared
 from sim.testbed.log import RequestLog
@@ -96,21 +98,23 @@ class Emulator:
         work = request_work(self.scenario, p.processed)
         costs = stage_costs(self.scenario, work)
         stage_s = {stage: float(seconds[0]) for stage, seconds in costs.stage_s.items()}
+        held_s_of = _held_stage_s(costs, stage_s)
+        parallel_s = float(costs.side_s(Side.PARALLEL_SAFETY)[0])
         output = OutputStream(p, self.scenario.network.bytes_per_token, emit)
         await output.begin()
         deadline_s, waits_s, held_s, first_output_s = arrived_s, {}, {}, math.nan
         phases = SERVER_PHASES if p.generate else SERVER_PHASES[:1]
         for phase in phases:
-            seconds = sum(stage_s[stage] for stage in phase.stages if stage not in BATCHED)
+            seconds = sum(held_s_of[stage] for stage in phase.stages if stage not in BATCHED)
             if phase.pool is None:
                 deadline_s += seconds
                 await self.lead.sleep_until(deadline_s)
             elif phase.pool is Pool.INFERENCE:
                 deadline_s, first_output_s, stage_s[Stage.DECODE] = await self._infer(
-                    deadline_s, seconds, stage_s[Stage.DECODE], output, waits_s, held_s
+                    deadline_s, seconds, parallel_s, stage_s[Stage.DECODE], output, waits_s, held_s
                 )
             elif seconds > 0:
-                deadline_s = await self._serve(phase, deadline_s, stage_s, work, waits_s, held_s)
+                deadline_s = await self._serve(phase, deadline_s, held_s_of, work, waits_s, held_s)
             if Stage.POST in phase.stages and costs.post_overlapped_s[0] > 0:
                 self._overlap(float(costs.post_overlapped_s[0]))
         state = output.state()
@@ -185,12 +189,14 @@ class Emulator:
         self,
         deadline_s: float,
         prefill_s: float,
+        parallel_s: float,
         decode_s: float,
         output: OutputStream,
         waits_s: dict[str, float],
         held_s: dict[str, float],
     ) -> tuple[float, float, float]:
-        """Prefill, the first output event, then the output streamed at the decode rate.
+        """Prefill beside the parallel classifiers, the first output event once both are
+        done, then the output streamed at the decode rate.
 
         Returns the deadline reached, when the first output left and the decode time
         as stretched by the batch on the replica.
@@ -202,9 +208,12 @@ class Emulator:
             if queued:
                 deadline_s = max(deadline_s, time.monotonic())
             replica, slowdown = self.pools.replicas.join()
+            verdict = self._classify(parallel_s, held_s) if parallel_s > 0 else None
             try:
                 deadline_s += prefill_s
                 await self.lead.sleep_until(deadline_s)
+                if verdict is not None:
+                    deadline_s = max(deadline_s, await verdict)
                 first_output_s = time.monotonic()
                 await output.start_output()
                 stretched_s = decode_s * slowdown
@@ -218,6 +227,21 @@ class Emulator:
         await output.finish_output()
         return deadline_s, first_output_s, stretched_s
 
+    def _classify(self, seconds: float, held_s: dict[str, float]) -> asyncio.Task[float]:
+        """The parallel classifiers: a safety worker for ``seconds`` from when one is free;
+        the task's result is the deadline at which their verdict is in."""
+
+        async def classify() -> float:
+            async with self.pools[Pool.SAFETY].hold(held_s):
+                done_s = time.monotonic() + seconds
+                await self.lead.sleep_until(done_s)
+            return done_s
+
+        task = asyncio.create_task(classify())
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+        return task
+
     def _overlap(self, seconds: float) -> None:
         """Post-inference work after the response (WebSocket): it holds an API worker."""
 
@@ -228,3 +252,14 @@ class Emulator:
         task = asyncio.create_task(post())
         self.background.add(task)
         task.add_done_callback(self.background.discard)
+
+
+def _held_stage_s(costs: Any, stage_s: dict[Stage, float]) -> dict[Stage, float]:
+    """Seconds each stage holds its phase's pool: a joined side holding's overrun (the
+    parallel classifiers outlasting prefill) is waited for at the join, not held."""
+    held = dict(stage_s)
+    for side in JOINED_SIDES:
+        info = side.info
+        overrun = max(0.0, float(costs.side_s(side)[0]) - sum(stage_s[s] for s in info.alongside))
+        held[info.stage] = max(0.0, stage_s[info.stage] - overrun)
+    return held

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from models.scenario import Scenario
-from sim.engine.des import Replication
 from sim.engine.records import concatenate
+from sim.engine.replication import Replication
 from sim.engine.runners import simulate_fleet
 from sim.engine.streams import Draw, stream
 from sim.engine.transports import Transport
