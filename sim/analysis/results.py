@@ -60,14 +60,15 @@ class RunResult:
     """One spec under one engine: the latency budget per rollout (and a fleet's statistics).
 
     The budget fields are None only for an unstable fleet point, whose means
-    do not exist.
+    do not exist.  ``seed`` and ``rollouts`` are None for the analytic engines,
+    which draw nothing.
     """
 
     spec: str
     scenario: str
     transport: Transport
     engine: str
-    seed: int
+    seed: int | None
     rollouts: int | None
     e2e_s: Latency | None
     ttft_s: Latency | None
@@ -78,6 +79,10 @@ class RunResult:
     reconnects_per_rollout: float | None = None
     approximations: tuple[str, ...] = ()
     fleet: FleetStats | None = None
+    scenario_hash: str | None = None
+    """``models.scenario_hash``: tells two scenarios apart (the seed is reported beside it)."""
+    overrides: tuple[str, ...] = ()
+    """The ``PATH=VALUE`` overrides applied to the spec's scenario, in order."""
 
     @property
     def stable(self) -> bool:
@@ -92,6 +97,8 @@ class RunResult:
         head: dict[str, Any] = {
             Metric.SPEC: self.spec,
             Metric.SCENARIO: self.scenario,
+            Metric.SCENARIO_HASH: self.scenario_hash,
+            Metric.OVERRIDES: list(self.overrides),
             Metric.TRANSPORT: self.transport.value,
             Metric.ENGINE: self.engine,
             Metric.SEED: self.seed,

@@ -19,7 +19,7 @@ from models.errors import ScenarioError
 from sim.sweep.plots import heat_map, line_plot, tornado
 from sim.sweep.results_table import Results
 from sim.sweep.rows import BASELINE, ERROR, INTEGER_COLUMNS, TRANSPORT
-from sim.sweep.store import MANIFEST
+from sim.sweep.store import MANIFEST, metadata_path
 
 KINDS = ("line", "heat map", "tornado")
 PNG_DPI = 130
@@ -29,7 +29,7 @@ def results_dirs(root: Path) -> list[Path]:
     """Sweep results directories directly under ``root`` (those with a manifest)."""
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir() if (p / MANIFEST).is_file())
+    return sorted(p for p in root.iterdir() if metadata_path(p, MANIFEST).is_file())
 
 
 def results_from_parquet(file_name: str, content: bytes) -> Results:
