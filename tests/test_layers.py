@@ -1,9 +1,9 @@
-"""The folders are layers: models <- engine <- analysis <- front-ends (sweep, cli, dashboard).
+"""The folders are layers: models <- engine <- analysis <- front-ends (sweep; cli, dashboard, api).
 
 Every import of every module (function-level imports included) is parsed, and
 a module may import only its own layer and the layers below it.  The sweep
-front-end is below the other two (the command line and the dashboard both run
-and read sweeps); the command line and the dashboard never import each other.
+front-end is below the other three (the command line, the dashboard and the
+Python API all run and read sweeps); those three never import each other.
 Third-party packages that only the optional groups install (Streamlit, Dask,
 Playwright) appear nowhere in the engine, analysis or command-line layers at
 import time.
@@ -24,6 +24,7 @@ LAYERS = {
     "sim.sweep": 3,
     "sim.cli": 4,
     "sim.dashboard": 4,
+    "sim.api": 4,
 }
 """Rank of each layer; a module imports ranks at or below its own."""
 OPTIONAL = {"streamlit": "dashboard", "dask": "sweep", "distributed": "sweep", "playwright": "dev"}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,6 +17,9 @@ from models.stages import STAGES, Stage
 from sim.analysis.fleet_results import FleetStats
 from sim.analysis.metrics import REDUCTIONS, Metric, Statistic
 from sim.engine.transports import Transport
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Interval = tuple[float, float]
 
@@ -129,6 +132,12 @@ class RunResult:
     def flat(self) -> dict[str, Any]:
         return flatten(self.to_json())
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row: ``flat()``'s columns (those of a sweep's Parquet rows)."""
+        import pandas as pd
+
+        return pd.DataFrame([self.flat()])
+
 
 @dataclass(frozen=True)
 class Comparison:
@@ -150,6 +159,16 @@ class Comparison:
                 out[metric.value] = estimate.value
                 out[metric.ci95.value] = _pair(estimate.ci95)
         return out
+
+    def to_frame(self) -> pd.DataFrame:
+        """Two rows, a then b (``side``), with ``RunResult.to_frame``'s columns; b's row
+        also holds the reductions, as the non-baseline rows of a sweep do."""
+        import pandas as pd
+
+        payload = self.to_json()
+        reductions = flatten({k: v for k, v in payload.items() if k not in ("a", "b")})
+        rows = [{"side": "a", **self.a.flat()}, {"side": "b", **self.b.flat(), **reductions}]
+        return pd.DataFrame(rows)
 
 
 def flatten(summary: dict[str, Any], prefix: str = "") -> dict[str, Any]:
