@@ -42,14 +42,21 @@ class RecordTables:
 
 
 def record_tables(runs: dict[str, Run]) -> RecordTables:
-    """The records of simulated runs, labelled (e.g. ``a`` and ``b`` of a comparison)."""
-    rollouts, turns = [], []
-    for side, run in runs.items():
-        head = _head(side, run)
-        for replication, records in _replications(run):
-            rollouts.append(_rollout_columns(head, replication, records))
-        turns.append(_turn_columns(head, run.turn_records()))
-    return RecordTables(pa.concat_tables(rollouts), pa.concat_tables(turns))
+    """The records of simulated runs that kept their turns, labelled (e.g. ``a`` and ``b``
+    of a comparison)."""
+    turns = [_turn_columns(_head(side, run), run.turn_records()) for side, run in runs.items()]
+    return RecordTables(rollout_table(runs), pa.concat_tables(turns))
+
+
+def rollout_table(runs: dict[str, Run]) -> pa.Table:
+    """One row per simulated rollout of each labelled run (a fleet's: every replication)."""
+    return pa.concat_tables(
+        [
+            _rollout_columns(_head(side, run), replication, records)
+            for side, run in runs.items()
+            for replication, records in _replications(run)
+        ]
+    )
 
 
 def output_paths(path: Path) -> dict[str, Path]:

@@ -109,3 +109,20 @@ def png_bytes(figure: Figure) -> bytes:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=PNG_DPI)
     return buffer.getvalue()
+
+
+def svg_bytes(figure: Figure) -> bytes:
+    """The figure as SVG."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="svg")
+    return buffer.getvalue()
+
+
+def default_kind(results: Results) -> str:
+    """The plot a sweep was made for: a tornado for a one-at-a-time sweep (every row
+    moves at most one axis off its base value), else a line."""
+    rows = results.table.select(list(results.axes)).to_pylist()
+    one_at_a_time = len(results.axes) > 1 and all(
+        sum(value is not None for value in row.values()) <= 1 for row in rows
+    )
+    return "tornado" if one_at_a_time else "line"
