@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -13,6 +14,7 @@ from scipy.special import stdtrit
 from models.errors import ScenarioError
 from models.loading import with_changes
 from models.scenario import Scenario
+from sim.analysis.estimates import check_fleet
 from sim.analysis.fleet_summary import pool_demand_s, run_fleet
 from sim.analysis.metrics import Metric, Statistic
 from sim.engine.analytic import expect
@@ -65,8 +67,8 @@ def parse_slo(text: str) -> Slo:
         limit_s = float(value)
     except ValueError:
         limit_s = float("nan")
-    if not limit_s > 0:
-        raise ScenarioError(f"--slo {metric} = {value!r}: must be a number of seconds > 0")
+    if not (limit_s > 0 and math.isfinite(limit_s)):
+        raise ScenarioError(f"--slo {metric} = {value!r}: must be a finite number of seconds > 0")
     return Slo(SloMetric(metric), limit_s)
 
 
@@ -157,8 +159,19 @@ class CapacityResult:
 
 
 def evaluate(scenario: Scenario, transport: Transport, agents: int, slos: list[Slo]) -> Evaluation:
-    """Simulate ``agents`` agents and check every SLO (point estimate = mean over replications)."""
-    replications = run_fleet(with_agents(scenario, agents), transport)
+    """Simulate ``agents`` agents and check every SLO (point estimate = mean over replications).
+
+    A probe over the caps, or one whose measured window holds no finished rollout, stops
+    the search with a one-line error rather than a guess.
+    """
+    probe = with_agents(scenario, agents)
+    check_fleet(f"capacity probe of {agents:,} agents", probe, transport)
+    replications = run_fleet(probe, transport)
+    if any(r.records.count == 0 for r in replications):
+        raise ScenarioError(
+            f"capacity probe of {agents:,} agents: a replication measured no finished rollout "
+            f"in its {probe.load.duration_s:g} s window; lengthen load.duration_s"
+        )
     checks = {}
     for slo in slos:
         per_rep = np.array([slo_value(slo, r) for r in replications])

@@ -8,6 +8,7 @@ from enum import StrEnum
 from models.errors import ScenarioError
 from models.loading import load_scenario
 from models.scenario import Scenario
+from sim.analysis.estimates import check_run
 from sim.analysis.fleet_summary import run_fleet
 from sim.engine.analytic import Expectation, expect
 from sim.engine.des import Replication
@@ -94,15 +95,16 @@ def execute(
     keep_turns: bool = False,
     progress: Progress | None = None,
 ) -> Run:
-    """Evaluate one spec with the chosen engine."""
+    """Evaluate one spec with the chosen engine, once its estimate is within the caps."""
     if rollouts < 1:
         raise ScenarioError(f"rollouts = {rollouts}: must be an integer >= 1")
+    if engine is Engine.ANALYTIC and is_fleet(scenario):
+        raise ScenarioError(
+            "engine = 'analytic': it models one agent without contention; "
+            "use --engine des with load settings, or load.agents = 1"
+        )
+    check_run(spec.text, scenario, spec.transport, engine is Engine.ANALYTIC, rollouts, keep_turns)
     if engine is Engine.ANALYTIC:
-        if is_fleet(scenario):
-            raise ScenarioError(
-                "engine = 'analytic': it models one agent without contention; "
-                "use --engine des with load settings, or load.agents = 1"
-            )
         return Run(spec, scenario, engine, rollouts, expectation=expect(scenario, spec.transport))
     if is_fleet(scenario):
         traced = TRACE_ROLLOUTS if keep_turns else 0

@@ -6,10 +6,8 @@ and exits with code 2.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 import tomli_w
@@ -19,19 +17,24 @@ from rich.table import Table
 
 from models.errors import ScenarioError
 from models.hardware import hardware_registry
-from models.loading import preset_names, preset_text, raw_scenario, validate
-from sim.analysis.run import Engine, Run, execute, load, parse_engine, parse_spec
+from models.loading import preset_names, raw_scenario, source_text, validate
+from models.scenario import Scenario
+from sim.analysis.estimates import check_run
+from sim.analysis.run import Engine, Run, Spec, execute, is_fleet, load, parse_engine, parse_spec
 from sim.analysis.summary import compare as compare_runs
 from sim.analysis.summary import summarize
 from sim.analysis.trace import write_trace
 from sim.cli.load import capacity as capacity_command
 from sim.cli.load import load as load_command
+from sim.cli.output import check_writable, json_text, write_output
 from sim.cli.report import print_compare, print_run
 from sim.cli.sweep import plot as plot_command
 from sim.cli.sweep import sweep as sweep_command
 from sim.engine.transports import Transport
 
 USAGE_ERROR = 2
+MIN_ROLLOUTS = 2
+"""Fewest rollouts of a simulation: a confidence interval needs two."""
 
 
 @click.group(
@@ -109,7 +112,7 @@ def show(name: str, resolved: bool) -> None:
         scenario = validate(raw_scenario(name))
         click.echo(tomli_w.dumps(scenario.model_dump(mode="json", by_alias=True)))
     else:
-        click.echo(preset_text(name), nl=False)
+        click.echo(source_text(name), nl=False)
 
 
 @app.command()
@@ -125,14 +128,15 @@ def run(
     trace: Path | None,
 ) -> None:
     """Simulate SPEC (PRESET_OR_FILE.toml[:TRANSPORT], e.g. codex-spark:ws); print its budget."""
-    outcome = _execute(spec, rollouts, seed, sets, engine, trace is not None)
+    prepared = _prepare(spec, rollouts, seed, sets, engine, trace)
+    outcome = _execute(prepared, rollouts, trace is not None)
     result = summarize(outcome)
-    if trace is not None:
-        _write_trace(trace, {outcome.spec.text: outcome})
     if as_json:
-        _print_json(result.to_json())
+        click.echo(json_text(result.to_json()))
     else:
         print_run(Console(), result)
+    if trace is not None:
+        _write_trace(trace, {outcome.spec.text: outcome})
 
 
 @app.command()
@@ -150,15 +154,17 @@ def compare(
     trace: Path | None,
 ) -> None:
     """Compare SPEC_A (baseline) with SPEC_B on the same workload draws."""
-    a = _execute(spec_a, rollouts, seed, sets, engine, trace is not None)
-    b = _execute(spec_b, rollouts, seed, sets, engine, trace is not None)
+    both = [
+        _prepare(text, rollouts, seed, sets, engine, trace, runs=2) for text in (spec_a, spec_b)
+    ]
+    a, b = (_execute(prepared, rollouts, trace is not None) for prepared in both)
     result = compare_runs(a, b)
-    if trace is not None:
-        _write_trace(trace, {f"a: {a.spec.text}": a, f"b: {b.spec.text}": b})
     if as_json:
-        _print_json(result.to_json())
+        click.echo(json_text(result.to_json()))
     else:
         print_compare(Console(), result)
+    if trace is not None:
+        _write_trace(trace, {f"a: {a.spec.text}": a, f"b: {b.spec.text}": b})
 
 
 app.add_command(load_command)
@@ -167,19 +173,38 @@ app.add_command(sweep_command)
 app.add_command(plot_command)
 
 
-def _execute(
+def _prepare(
     spec_text: str,
     rollouts: int,
     seed: int | None,
     sets: tuple[str, ...],
     engine_name: str,
-    keep_turns: bool,
-) -> Run:
+    trace: Path | None,
+    runs: int = 1,
+) -> tuple[Spec, Scenario, Engine]:
+    """Everything a run needs, checked before any run starts: spec, scenario, engine,
+    rollouts, the trace file and the estimate against the caps."""
     spec = parse_spec(spec_text)
     engine = parse_engine(engine_name)
     scenario = load(spec, sets, seed)
-    if keep_turns and engine is Engine.ANALYTIC:
+    if trace is not None and engine is Engine.ANALYTIC:
         raise ScenarioError("--trace: needs --engine des (the analytic engine has no turns)")
+    if rollouts < 1:
+        raise ScenarioError(f"--rollouts = {rollouts}: must be an integer >= 1")
+    if engine is Engine.DES and not is_fleet(scenario) and rollouts < MIN_ROLLOUTS:
+        raise ScenarioError(
+            f"--rollouts = {rollouts}: the simulation needs at least {MIN_ROLLOUTS} rollouts "
+            "for a 95% CI; use --engine analytic for expected values alone"
+        )
+    if trace is not None:
+        check_writable(trace, "--trace")
+    analytic = engine is Engine.ANALYTIC
+    check_run(spec.text, scenario, spec.transport, analytic, rollouts, trace is not None, runs)
+    return spec, scenario, engine
+
+
+def _execute(prepared: tuple[Spec, Scenario, Engine], rollouts: int, keep_turns: bool) -> Run:
+    spec, scenario, engine = prepared
     if not sys.stderr.isatty() or engine is Engine.ANALYTIC:
         return execute(spec, scenario, engine, rollouts, keep_turns)
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
@@ -189,11 +214,8 @@ def _execute(
 
 
 def _write_trace(path: Path, runs: dict[str, Run]) -> None:
-    write_trace(path, {label: r.turn_records() for label, r in runs.items()})
-
-
-def _print_json(payload: dict[str, Any]) -> None:
-    click.echo(json.dumps(payload, indent=2))
+    traces = {label: r.turn_records() for label, r in runs.items()}
+    write_output(path, "--trace", lambda target: write_trace(target, traces))
 
 
 def main() -> None:

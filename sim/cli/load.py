@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 from rich.console import Console
 from rich.table import Table
 
 from models.errors import ScenarioError
 from models.loading import with_changes
+from models.scenario import Scenario
 from models.stages import POOLS
 from sim.analysis.capacity import CapacityResult, Evaluation, parse_slo, search, with_agents
+from sim.analysis.estimates import check_fleet, check_rollout_length
 from sim.analysis.fleet_summary import fleet_result, run_fleet
 from sim.analysis.load_points import parse_points
 from sim.analysis.metrics import Metric
 from sim.analysis.results import RunResult
 from sim.analysis.run import load as load_scenario_of
 from sim.analysis.run import parse_spec
+from sim.cli.output import json_text
 from sim.engine.transports import Transport
 
 
@@ -48,18 +49,36 @@ def load(
             with_changes(scenario, ['load.kind="open"', f"load.rollouts_per_s={rate!r}"])
             for rate in parse_points("--rates", rates, float)
         ]
-    results = [
-        fleet_result(spec, point, parsed.transport, run_fleet(point, parsed.transport))
-        for point in points
-    ]
+    for point in points:
+        check_fleet(f"{spec} at {point_label(point)}", point, parsed.transport)
+    results: list[RunResult] = []
+    try:
+        for point in points:
+            replications = run_fleet(point, parsed.transport)
+            results.append(fleet_result(spec, point, parsed.transport, replications))
+    finally:
+        # Points already simulated are printed even when a later one fails or is interrupted.
+        if results:
+            print_points(spec, results, as_json)
+
+
+def point_label(scenario: Scenario) -> str:
+    """A load point as the command line gave it."""
+    load = scenario.load
+    if load.kind == "closed":
+        return f"{load.agents:,} agents"
+    return f"{load.rollouts_per_s:g} rollouts/s"
+
+
+def print_points(spec: str, results: list[RunResult], as_json: bool) -> None:
+    """The load points as one JSON object or as a table with its notes."""
     if as_json:
-        payload = {"spec": spec, "points": [result.to_json() for result in results]}
-        click.echo(json.dumps(payload, indent=2))
-    else:
-        console = Console()
-        console.print(load_table(spec, results))
-        for note in unstable_notes(results):
-            console.print(note, style="bold red")
+        click.echo(json_text({"spec": spec, "points": [result.to_json() for result in results]}))
+        return
+    console = Console()
+    console.print(load_table(spec, results))
+    for note in unstable_notes(results):
+        console.print(note, style="bold red")
 
 
 def load_table(spec: str, results: list[RunResult]) -> Table:
@@ -72,6 +91,9 @@ def load_table(spec: str, results: list[RunResult]) -> Table:
         fleet = result.fleet
         if not result.stable:
             table.add_row(fleet.load.label, "UNSTABLE", "-", "-", "-", style="red")
+            continue
+        if result.e2e_s is None:
+            table.add_row(fleet.load.label, "NO ROLLOUT MEASURED", "-", "-", "-", style="red")
             continue
         e2e, ttft = result.e2e_s, result.ttft_s
         table.add_row(
@@ -120,20 +142,28 @@ def capacity(
     if max_agents < 1:
         raise ScenarioError(f"--max-agents = {max_agents}: must be an integer >= 1")
     scenario = load_scenario_of(parse_spec(spec), sets, seed)
+    check_rollout_length(spec, scenario)
     console = Console(stderr=True)
 
+    probes: list[tuple[str, Evaluation]] = []
+
     def report(evaluation: Evaluation) -> None:
+        probes.append((transport.value, evaluation))
         if not as_json:
             verdict = "meets" if evaluation.meets else "misses"
             console.print(f"  {evaluation.agents} agents: {verdict} the SLOs")
 
     found: dict[str, CapacityResult] = {}
-    for transport in (Transport.HTTP, Transport.WS):
-        if not as_json:
-            console.print(f"searching {transport.value} ...")
-        found[transport.value] = search(
-            scenario, transport, objectives, max_agents, on_evaluation=report
-        )
+    try:
+        for transport in (Transport.HTTP, Transport.WS):
+            if not as_json:
+                console.print(f"searching {transport.value} ...")
+            found[transport.value] = search(
+                scenario, transport, objectives, max_agents, on_evaluation=report
+            )
+    except (ScenarioError, KeyboardInterrupt):
+        print_probes(probes, as_json)
+        raise
     http_agents = found["http"].capacity_agents
     ratio = found["ws"].capacity_agents / http_agents if http_agents else None
     if as_json:
@@ -143,7 +173,7 @@ def capacity(
             "capacity": {name: entry.to_json() for name, entry in found.items()},
             "ws_over_http": ratio,
         }
-        click.echo(json.dumps(payload, indent=2))
+        click.echo(json_text(payload))
         return
     out = Console()
     for name, entry in found.items():
@@ -160,3 +190,15 @@ def capacity(
         out.print(line)
     if ratio is not None:
         out.print(f"ws supports {ratio:.2f}x the agents of http at these SLOs", style="bold")
+
+
+def print_probes(probes: list[tuple[str, Evaluation]], as_json: bool) -> None:
+    """The probes a search finished before it stopped, one per line (or as JSON)."""
+    if as_json:
+        payload = [{"transport": name, **e.to_json()} for name, e in probes]
+        click.echo(json_text({"finished_probes": payload}))
+        return
+    for name, evaluation in probes:
+        values = ", ".join(f"{m} {c.value_s:.3f} s" for m, c in evaluation.checks.items())
+        verdict = "meets" if evaluation.meets else "misses"
+        click.echo(f"{name}: {evaluation.agents} agents {verdict} the SLOs ({values})")

@@ -16,10 +16,10 @@ import pyarrow.parquet as pq
 from matplotlib.figure import Figure
 
 from models.errors import ScenarioError
+from sim.sweep.manifest import MANIFEST
 from sim.sweep.plots import heat_map, line_plot, tornado
 from sim.sweep.results_table import Results
 from sim.sweep.rows import BASELINE, ERROR, INTEGER_COLUMNS, TRANSPORT
-from sim.sweep.store import MANIFEST
 
 KINDS = ("line", "heat map", "tornado")
 PNG_DPI = 130

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from models.stages import STAGES
+
 
 @dataclass(frozen=True)
 class TurnRecords:
@@ -49,7 +51,9 @@ class RolloutRecords:
 
 
 def concatenate(parts: list[RolloutRecords]) -> RolloutRecords:
-    """Join the records of consecutive blocks."""
+    """Join the records of consecutive blocks (no blocks: no rows)."""
+    if not parts:
+        return _no_rollouts()
     keep = all(p.turn_records is not None for p in parts)
     turn_records = None
     if keep:
@@ -65,3 +69,18 @@ def concatenate(parts: list[RolloutRecords]) -> RolloutRecords:
         if name != "turn_records"
     }
     return RolloutRecords(**joined, turn_records=turn_records)
+
+
+def _no_rollouts() -> RolloutRecords:
+    """Records without a row: no rollout started (e.g. in a fleet's measured window)."""
+    empty = np.empty(0)
+    return RolloutRecords(
+        e2e_s=empty,
+        turns=empty,
+        cold_turns=empty,
+        stage_s=np.empty((0, len(STAGES))),
+        ttft_sum_s=empty,
+        api_cpu_s=empty,
+        safety_cpu_s=empty,
+        turn_ttft_s=empty,
+    )

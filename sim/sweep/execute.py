@@ -9,8 +9,6 @@ them; workers need no shared file system.
 
 from __future__ import annotations
 
-import logging
-import os
 import sys
 import time
 from collections.abc import Iterator
@@ -33,7 +31,9 @@ from rich.progress import (
 from rich.progress import Task as ProgressTask
 from rich.text import Text
 
+from sim.sweep.cluster import check_address, check_workers, client
 from sim.sweep.design import expand
+from sim.sweep.lock import writer_lock
 from sim.sweep.rows import axis_kinds, error_rows, to_table
 from sim.sweep.store import ResultsDir, failures, read_results
 from sim.sweep.sweepfile import Sweep
@@ -58,6 +58,8 @@ class Outcome:
     """Evaluating and writing, after the workers were ready."""
     startup_s: float
     """Starting (or connecting to) the workers."""
+    damaged: int = 0
+    """Parts found damaged when the sweep started, recomputed."""
 
     @property
     def runs_per_s(self) -> float:
@@ -74,28 +76,36 @@ def run_sweep(
 ) -> Outcome:
     """Run the chunks of ``sweep`` missing from ``out`` and return the totals.
 
-    The progress bar goes to standard error, by default only when it is a terminal.
+    Everything that can fail before the first result is checked first (the
+    directory and its lock, the parts already there, the workers), and only
+    then is the manifest written.  The progress bar goes to standard error, by
+    default only when it is a terminal.
     """
     if show_progress is None:
         show_progress = sys.stderr.isatty()
+    check_workers(workers)
+    if scheduler is not None:
+        check_address(scheduler)
     results = ResultsDir(out)
-    finished = results.open(sweep, resume)
-    context = sweep_context(sweep)
-    chunks = chunk_tasks(sweep)
-    pending = {number: tasks for number, tasks in enumerate(chunks) if number not in finished}
-    resumed = sum(len(tasks) for number, tasks in enumerate(chunks) if number in finished)
-    opened = time.perf_counter()
-    with _client(workers if pending else 0, scheduler if pending else None) as client:
-        started = time.perf_counter()
-        if client is None:
-            evaluated = _in_process(context, pending)
-        else:
-            evaluated = _on_dask(client, context, pending)
-        with _progress(sweep, resumed, show_progress) as (bar, task):
-            for number, table in evaluated:
-                results.write_part(number, table)
-                bar.advance(task, len(pending[number]))
-        seconds = time.perf_counter() - started
+    with writer_lock(out):
+        survey = results.survey(sweep, resume)
+        context = sweep_context(sweep)
+        chunks = chunk_tasks(sweep)
+        pending = {n: tasks for n, tasks in enumerate(chunks) if n not in survey.finished}
+        resumed = sum(len(tasks) for n, tasks in enumerate(chunks) if n in survey.finished)
+        opened = time.perf_counter()
+        with client(workers if pending else 0, scheduler if pending else None) as dask:
+            results.prepare(sweep, survey)
+            started = time.perf_counter()
+            if dask is None:
+                evaluated = _in_process(context, pending)
+            else:
+                evaluated = _on_dask(dask, context, pending)
+            with _progress(sweep, resumed, show_progress) as (bar, task):
+                for number, table in evaluated:
+                    results.write_part(number, table)
+                    bar.advance(task, len(pending[number]))
+            seconds = time.perf_counter() - started
     table = read_results(out)
     failed, first_error = failures(table)
     return Outcome(
@@ -107,6 +117,7 @@ def run_sweep(
         computed=sweep.runs - resumed,
         seconds=seconds,
         startup_s=started - opened,
+        damaged=len(survey.damaged),
     )
 
 
@@ -133,11 +144,6 @@ def chunk_tasks(sweep: Sweep) -> list[list[Task]]:
     ]
     size = sweep.points_per_part
     return [tasks[first : first + size] for first in range(0, len(tasks), size)]
-
-
-def default_workers() -> int:
-    """One worker per core this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
 def _in_process(context: Context, pending: dict[int, list[Task]]) -> Iterator[Part]:
@@ -171,30 +177,6 @@ def _on_dask(client: Any, context: Context, pending: dict[int, list[Task]]) -> I
             table = future.result()
         future.release()
         yield number, table
-
-
-@contextmanager
-def _client(workers: int | None, scheduler: str | None) -> Iterator[Any]:
-    """A Dask client: of ``scheduler``, else of a new local cluster; None for ``workers = 0``."""
-    if scheduler is None and workers == 0:
-        yield None
-        return
-    from dask.distributed import Client, LocalCluster
-
-    if scheduler is not None:
-        with Client(scheduler) as client:
-            yield client
-        return
-    cluster = LocalCluster(
-        n_workers=workers or default_workers(),
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-        silence_logs=logging.ERROR,
-    )
-    with cluster, Client(cluster) as client:
-        yield client
 
 
 class _RateColumn(ProgressColumn):

@@ -94,18 +94,23 @@ class Sweep:
 def load_sweep(source: str | Path) -> Sweep:
     """Read, validate and resolve a sweep file; bad input raises a one-line ScenarioError."""
     path = Path(source)
-    text = read_text(path, "sweep file")
-    data = parse_toml(text, str(source))
-    try:
-        file = SweepFile.model_validate(data)
-    except ValidationError as error:
-        raise ScenarioError(f"{source}: {one_line(error, SweepFile)}") from None
+    text, file = read_sweep_file(path)
     _check(file, str(source))
     base_raw = _base(file, path.parent, str(source))
     for index, axis in enumerate(file.axes):
         _check_values(base_raw, axis, f"{source}: axes[{index}]")
     seeds = file.seeds or tuple(base_raw["seed"] + r for r in range(file.replications or 1))
     return Sweep(file, str(source), text, base_raw, seeds, _baseline(file))
+
+
+def read_sweep_file(path: Path) -> tuple[str, SweepFile]:
+    """The text of a sweep file and its validated table (the base scenario not resolved)."""
+    text = read_text(path, "sweep file")
+    data = parse_toml(text, str(path))
+    try:
+        return text, SweepFile.model_validate(data)
+    except ValidationError as error:
+        raise ScenarioError(f"{path}: {one_line(error, SweepFile)}") from None
 
 
 def _check(file: SweepFile, source: str) -> None:
