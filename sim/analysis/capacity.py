@@ -167,10 +167,12 @@ def evaluate(scenario: Scenario, transport: Transport, agents: int, slos: list[S
     probe = with_agents(scenario, agents)
     check_fleet(f"capacity probe of {agents:,} agents", probe, transport)
     replications = run_fleet(probe, transport)
-    if any(r.records.count == 0 for r in replications):
+    empty = next((r for r in replications if r.records.count == 0), None)
+    if empty is not None:
+        what = "no rollout started" if empty.rollouts_started == 0 else "no rollout finished"
         raise ScenarioError(
-            f"capacity probe of {agents:,} agents: a replication measured no finished rollout "
-            f"in its {probe.load.duration_s:g} s window; lengthen load.duration_s"
+            f"capacity probe of {agents:,} agents: {what} in a replication's "
+            f"{probe.load.duration_s:g} s measured window; lengthen load.duration_s"
         )
     checks = {}
     for slo in slos:

@@ -12,6 +12,7 @@ from models.limits import INPUT_SIZE
 from models.loading import raw_scenario_text, validate
 from models.scenario import Scenario
 from models.text_input import decode_utf8
+from sim.analysis.estimates import check_rollout_length
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -38,4 +39,6 @@ def scenario_from_upload(file_name: str, content: bytes) -> Scenario:
             f"{limit / INPUT_SIZE.scale:g} {INPUT_SIZE.unit}"
         )
     text = decode_utf8(content, name)
-    return validate(raw_scenario_text(text, name))
+    scenario = validate(raw_scenario_text(text, name))
+    check_rollout_length(name, scenario)
+    return scenario
