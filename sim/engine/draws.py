@@ -54,4 +54,5 @@ def _draw_block(scenario: Scenario, block: int, replication: int) -> Turns:
         decode_s_per_token=1.0 / rate,
         tool_s=tool_s,
         render_hit=render_hit,
+        missing_history_tokens=np.zeros(total),
     )
