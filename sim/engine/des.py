@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 import simpy
 
-from models.costs import later_first_token_s
 from models.scenario import Scenario
 from models.stages import Pool, Side
 from sim.engine.blocks import Block
@@ -118,7 +117,7 @@ class Simulation:
         for index in indices:
             block, local, measured, connection = self._begin(index)
             if self.residency is not None:
-                yield from self._resident_turns(block, local, index, connection)
+                yield from self.residency.one_agent(env, block, local, index, connection)
                 self._end(block, local, measured)
                 continue
             # The fast path, inline (one generator less per event): request, then tool.
@@ -138,32 +137,6 @@ class Simulation:
                 if tool_s[turn] > 0:
                     yield timeout(tool_s[turn])
             self._end(block, local, measured)
-
-    def _resident_turns(
-        self, block: Block, local: int, session: int, connection: Connection
-    ) -> Generator[simpy.Event, Any, None]:
-        """One agent's rollout with KV residency: each turn's prefill may grow by the history
-        its replica no longer holds (one agent meets no other, so the replica is read and
-        written at the moments the request reaches them, inside the request's timeout)."""
-        env, residency, missing = self.env, self.residency, block.missing_history
-        for turn in range(block.offsets[local], block.offsets[local + 1]):
-            now_s = env.now
-            block.start_at_s[turn] = now_s
-            cold = connection.is_cold(now_s)
-            block.cold_flag[turn] = float(cold)
-            seg = block.cold if cold else block.warm
-            at_s = now_s + seg.before_prefill_s[turn]
-            replica, extra_s = residency.start(block.turns, missing, turn, session, cold, at_s)
-            request_s = seg.request_s[turn]
-            if extra_s > 0:
-                request_s += later_first_token_s(seg.prefill_s[turn], seg.parallel_s[turn], extra_s)
-            done_s = now_s + request_s - seg.after_decode_s[turn]
-            residency.finish(block.history_after[turn], session, replica, done_s)
-            yield env.timeout(request_s)
-            connection.release(env.now)
-            if seg.tool_s[turn] > 0:
-                yield env.timeout(seg.tool_s[turn])
-        residency.close(session)
 
     def fleet_rollout(self) -> Generator[simpy.Event, Any, None]:
         """The next rollout of a fleet, contending for the pools, turn by turn."""

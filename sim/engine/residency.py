@@ -10,10 +10,16 @@ are recomputed from them when the block is reduced.
 
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Generator
+from typing import Any
 
-from models.costs import reprefill_s
+import numpy as np
+import simpy
+
+from models.costs import later_first_token_s, reprefill_s
 from models.scenario import Scenario
+from sim.engine.blocks import Block
+from sim.engine.connections import Connection
 from sim.engine.replica_prefixes import ReplicaPrefixes
 from sim.engine.routing import Router
 from sim.engine.transports import Transport
@@ -62,6 +68,41 @@ class Residency:
     def finish(self, history_tokens: float, session: int, replica: int, now_s: float) -> None:
         """The turn's decode ended at ``now_s``: the replica keeps the grown history if it can."""
         self.replicas[replica].give_back(session, history_tokens, now_s)
+
+    def one_agent(
+        self,
+        env: simpy.Environment,
+        block: Block,
+        local: int,
+        session: int,
+        connection: Connection,
+    ) -> Generator[simpy.Event, Any, None]:
+        """One agent's rollout: each turn's prefill may grow by the history its replica no
+        longer holds (one agent meets no other, so the replica is read and written at the
+        moments the request reaches them, inside the request's timeout)."""
+        missing = block.missing_history
+        for turn in range(block.offsets[local], block.offsets[local + 1]):
+            now_s = env.now
+            block.start_at_s[turn] = now_s
+            cold = connection.is_cold(now_s)
+            block.cold_flag[turn] = float(cold)
+            seg = block.cold if cold else block.warm
+            at_s = now_s + seg.before_prefill_s[turn]
+            replica, extra_s = self.start(block.turns, missing, turn, session, cold, at_s)
+            request_s = seg.request_s[turn]
+            if extra_s > 0:
+                request_s += later_first_token_s(seg.prefill_s[turn], seg.parallel_s[turn], extra_s)
+            self.finish(
+                block.history_after[turn],
+                session,
+                replica,
+                now_s + request_s - seg.after_decode_s[turn],
+            )
+            yield env.timeout(request_s)
+            connection.release(env.now)
+            if seg.tool_s[turn] > 0:
+                yield env.timeout(seg.tool_s[turn])
+        self.close(session)
 
     def close(self, session: int) -> None:
         """The session's rollout ended (its entries stay until evicted or expired)."""
