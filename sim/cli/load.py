@@ -159,6 +159,7 @@ def load_table(spec: str, results: list[RunResult]) -> Table:
         "TTFT ms\nmean±h",
         "TTFT ms\np95/p99",
         "turns/s\n(95% CI)",
+        "KV\nhit %",
         f"util %\n{pools}",
         "queue\ns",
     ):
@@ -167,7 +168,7 @@ def load_table(spec: str, results: list[RunResult]) -> Table:
         fleet = result.fleet
         load = f"{fleet.load.agents:,}" if closed else f"{fleet.load.rollouts_per_s:g}"
         if not result.stable:
-            table.add_row(load, "UNSTABLE", "-", "-", "-", "-", "-", "-", style="red")
+            table.add_row(load, "UNSTABLE", "-", "-", "-", "-", "-", "-", "-", style="red")
             continue
         e2e, ttft = result.e2e_s, result.ttft_s
         turns = fleet.throughput[Metric.TURNS_PER_S]
@@ -180,6 +181,7 @@ def load_table(spec: str, results: list[RunResult]) -> Table:
             _with_ci(ttft.mean, ttft.ci95, 1e3, ".0f"),
             tails,
             f"{turns.mean:.0f}{ci}",
+            f"{result.prefix_cache_hit_rate * 100:.0f}",
             "/".join(f"{fleet.utilization[pool].mean * 100:.0f}" for pool in POOLS),
             f"{result.budget_s[Stage.QUEUE]:.2f}",
         )
@@ -192,7 +194,8 @@ def table_notes(results: list[RunResult]) -> list[str]:
     notes = [
         "mean±h: the mean and the half-width of its 95% interval; util %: time-average busy "
         "share of a = API workers, st = state store, sf = safety classifiers, in = inference "
-        "slots; queue s: a rollout's waits for every pool",
+        "slots; KV hit %: prompt tokens whose KV was reused; queue s: a rollout's waits for "
+        "every pool",
         f"intervals: {results[0].fleet.ci_method}",
     ]
     cuts = [r.fleet.warmup_cut_s for r in results if r.fleet.warmup_cut_s is not None]

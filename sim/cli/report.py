@@ -97,7 +97,8 @@ def _headline(result: RunResult) -> str:
     if ttft.p95 is not None:
         parts.append(f"p95 {ttft.p95 * 1000:.0f} ms;")
     parts.append(f"API work {result.api_cpu_s_per_rollout:.2f} s/rollout;")
-    parts.append(f"{result.turns_per_rollout:.1f} requests/rollout")
+    parts.append(f"{result.turns_per_rollout:.1f} requests/rollout;")
+    parts.append(f"prefix-cache hit {result.prefix_cache_hit_rate:.1%}")
     return " ".join(parts)
 
 

@@ -127,9 +127,10 @@ class Expectations:
         return [self.point(index) for index in range(len(self))]
 
 
-def expect(scenario: Scenario, transport: Transport) -> Expectation:
-    """Expected per-rollout budget of ``scenario`` under ``transport``."""
-    return expect_columns(column_form([scenario]), transport).point(0)
+def expect(scenario: Scenario, transport: Transport, resident: float | None = None) -> Expectation:
+    """Expected per-rollout budget of ``scenario`` under ``transport``; ``resident``, when
+    given, is P(a turn finds its history) in place of the single agent's (a fleet's)."""
+    return expect_columns(column_form([scenario]), transport, resident).point(0)
 
 
 def expect_many(scenarios: Sequence[Scenario], transport: Transport) -> list[Expectation]:
@@ -143,12 +144,17 @@ QUANTITIES = UNCACHED + 1
 _REQUEST = [STAGE_COLUMN[s] for s in STAGES if s is not Stage.TOOL]
 
 
-def expect_columns(columns: Any, transport: Transport) -> Expectations:
+def expect_columns(
+    columns: Any, transport: Transport, resident: float | None = None
+) -> Expectations:
     """Expected per-rollout budget of every point of ``columns`` (a column form)."""
     draws = expected_draws(columns)
     count = turn_count(draws.tool_calls)
-    resident = history_resident(columns, draws, transport)
-    probes = probe_turns(columns, draws, resident)
+    if resident is None:
+        resident_share = history_resident(columns, draws, transport)
+    else:
+        resident_share = np.full((columns.points, 1), resident)
+    probes = probe_turns(columns, draws, resident_share)
     work = turn_work(columns, transport, probes)
     excess = parallel_excess(columns, draws, count, work)
     cached = cached_prompt_tokens(columns, probes)
