@@ -56,6 +56,13 @@ def reduction_metrics(results: data.Results, simulated_run: bool) -> None:
                 delta_arrow="off",
                 help=metric.label,
             )
+    hit_rates = {results.baseline: None}
+    for transport, comparison in results.comparisons.items():
+        hit_rates[results.baseline] = comparison.a.prefix_cache_hit_rate
+        hit_rates[transport] = comparison.b.prefix_cache_hit_rate
+    if hit_rates[results.baseline] is not None:
+        shown = " · ".join(f"{name} {rate:.1%}" for name, rate in hit_rates.items())
+        st.caption(f"{Metric.PREFIX_CACHE_HIT_RATE.label}: {shown}")
 
 
 def _before_after(what: str, before: float, after: float) -> str:
