@@ -66,12 +66,11 @@ def reduction_metrics(results: data.Results, simulated_run: bool) -> None:
                 delta_arrow="off",
                 help=metric.label,
             )
-    hit_rates = {results.baseline: None}
-    for transport, comparison in results.comparisons.items():
-        hit_rates[results.baseline] = comparison.a.prefix_cache_hit_rate
-        hit_rates[transport] = comparison.b.prefix_cache_hit_rate
-    if hit_rates[results.baseline] is not None:
-        shown = " · ".join(f"{name} {rate:.1%}" for name, rate in hit_rates.items())
+    compared = list(results.comparisons.items())
+    if compared:
+        rates = [(results.baseline, compared[0][1].a.prefix_cache_hit_rate)]
+        rates += [(name, comparison.b.prefix_cache_hit_rate) for name, comparison in compared]
+        shown = " · ".join(f"{name} {rate:.1%}" for name, rate in rates)
         st.caption(f"{Metric.PREFIX_CACHE_HIT_RATE.label}: {shown}")
 
 
