@@ -126,6 +126,19 @@ def _parallel_and_prefill_s(scenario: Scenario, work: Work) -> tuple[np.ndarray,
     return parallel, prefill
 
 
+def reprefill_s(scenario: Scenario, missing_history_tokens: float) -> float:
+    """Extra prefill seconds of history the replica no longer holds (the share of it that
+    would have been reused is prefilled again)."""
+    i = scenario.inference
+    return i.prefix_cache_hit_fraction * missing_history_tokens / i.prefill_tps
+
+
+def later_first_token_s(prefill_s: float, parallel_s: float, extra_s: float) -> float:
+    """How much later a turn's first token comes when prefill takes ``extra_s`` longer:
+    the verdict of the classifiers that run alongside prefill waits for both."""
+    return max(prefill_s + extra_s, parallel_s) - max(prefill_s, parallel_s)
+
+
 def stage_costs(
     scenario: Scenario, work: Work, parallel_excess_s: np.ndarray | None = None
 ) -> TurnCosts:

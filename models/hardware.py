@@ -13,13 +13,17 @@ from models.strict import Float
 
 
 class HardwareProfile(BaseModel):
-    """Prefill rate, decode rate (a distribution) and fixed overhead of one request."""
+    """Prefill rate, decode rate (a distribution), fixed overhead of one request, KV memory."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     prefill_tps: Float = Field(gt=0, description="prompt tokens per second")
     decode_tps: Distribution = Field(description="output tokens per second, drawn per turn")
     overhead_ms: Float = Field(ge=0, description="fixed inference overhead per request")
+    kv_memory_bytes: Float = Field(
+        gt=0, description="accelerator memory per replica left for KV after weights"
+    )
+    kv_bytes_per_token: Float = Field(gt=0, description="bytes of keys and values per token")
 
 
 class HardwareEntry(HardwareProfile):

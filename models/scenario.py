@@ -17,6 +17,7 @@ from models.distributions import Distribution
 from models.fields import Section, param
 from models.fleet import Capacity, Load
 from models.hardware import hardware_profiles
+from models.kv_cache import KvCache
 from models.strict import Bool, Float, Int
 from models.workload import Workload
 
@@ -180,11 +181,30 @@ class Inference(Section):
         le=1e4,
     )
     prefix_cache_hit_fraction: Float = param(
-        "fraction of the prior context whose KV cache is reused (same for every transport)",
+        "fraction of the resident prior context whose KV cache is reused (block granularity, "
+        "items the server renders differently); with kv_cache.residency off every prefix "
+        "counts as resident, so it is the hit fraction of every turn and transport",
         "assumption",
         ge=0,
         le=1,
     )
+    kv_memory_bytes: Float = param(
+        "accelerator memory per replica left for KV after the weights",
+        "hardware profile",
+        gt=0,
+        le=1e15,
+    )
+    kv_bytes_per_token: Float = param(
+        "bytes of keys and values per token (layers x KV heads x head size x 2 x bytes)",
+        "hardware profile",
+        gt=0,
+        le=1e8,
+    )
+
+    @property
+    def kv_capacity_tokens(self) -> float:
+        """Tokens of KV one replica holds."""
+        return self.kv_memory_bytes / self.kv_bytes_per_token
 
     @model_validator(mode="before")
     @classmethod
@@ -252,6 +272,7 @@ class Scenario(Section):
     api: Api
     safety: Safety
     inference: Inference
+    kv_cache: KvCache
     connection: Connection
     load: Load
     capacity: Capacity

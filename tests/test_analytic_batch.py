@@ -34,7 +34,15 @@ from tests.support import CORE_PRESETS
 
 def assert_identical(found: Expectation, expected: Expectation) -> None:
     assert np.array_equal(found.stage_s, expected.stage_s)
-    for name in ("turns", "cold_turns", "ttft_sum_s", "api_cpu_s", "safety_cpu_s"):
+    for name in (
+        "turns",
+        "cold_turns",
+        "ttft_sum_s",
+        "api_cpu_s",
+        "safety_cpu_s",
+        "cached_prompt_tokens",
+        "uncached_prompt_tokens",
+    ):
         assert getattr(found, name) == getattr(expected, name), name
     assert found.approximations == expected.approximations
 
@@ -59,6 +67,8 @@ def varied_points() -> list[Scenario]:
             "client.keepalive_idle_s": 0.05 if config_cache else 5.0,
             "api.intermediate_hops": 0 if store else 2,
             "safety.parallel_per_1k_tokens_ms": parallel,
+            "kv_cache.residency": lifetime == 4.0,
+            "kv_cache.ttl_s": 0.05 if store else 300.0,
         }
         points.append(point_scenario(base, assignments))
     return points
@@ -74,7 +84,7 @@ def test_a_mixed_batch_gives_every_point_its_one_point_result(transport: Transpo
     if transport.is_websocket:
         assert seen == set(Approximation), "every path of the engine ran in this batch"
     else:
-        assert seen == {Approximation.PARALLEL_EXCESS}
+        assert seen == {Approximation.PARALLEL_EXCESS, Approximation.PREFIX_RESIDENCY}
 
 
 CALLS = st.one_of(
@@ -96,6 +106,8 @@ POINT = st.fixed_dictionaries(
         "client.keepalive_idle_s": st.floats(0.01, 10.0),
         "inference.prefix_cache_hit_fraction": st.floats(0.0, 1.0),
         "safety.parallel_per_1k_tokens_ms": st.floats(0.0, 20.0),
+        "kv_cache.residency": st.booleans(),
+        "kv_cache.ttl_s": st.floats(0.01, 1000.0),
     }
 )
 

@@ -103,8 +103,11 @@ NOT_READ_BY_THE_COSTS = {
     "inference.hardware",
     "inference.decode_tps",
     "inference.prefix_cache_hit_fraction",
+    "inference.kv_memory_bytes",
+    "inference.kv_bytes_per_token",
 }
-"""Parameters that shape the work (cache hits, draws, connections), not its price."""
+"""Parameters that shape the work (cache hits, draws, connections, KV residency), not its
+price."""
 
 TURNS = {
     "items_new": [1, 1, 1, 1],

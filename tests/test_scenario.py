@@ -40,9 +40,13 @@ COUNT_NAMES = ("_rtts", "_hops", "_workers", "_slots", "_replicas", "agents", "r
 """Name endings of counts whose unit is the thing counted (round trips, hops, workers...)."""
 
 UNITLESS = frozenset(
-    {"name", "description", "seed", "hardware", "store", "config_cache", "tools", "weight", "kind"}
+    {
+        *("name", "description", "seed", "hardware", "store", "config_cache", "tools"),
+        *("weight", "kind", "residency", "eviction", "http_routing", "ws_routing"),
+    }
 )
-"""Fields without a unit: labels, flags, the seed, a tool list and relative weights."""
+"""Fields without a unit: labels, flags, the seed, a tool list, relative weights and
+policies."""
 
 
 def documented_fields(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, FieldInfo]]:

@@ -30,7 +30,14 @@ ANALYTIC_METHOD = (
 def analytic_points(
     spec_text: str, scenarios: list[Scenario], transport: Transport
 ) -> list[RunResult]:
-    """One result per load point, all from one demand and (closed load) one MVA curve."""
+    """One result per load point, all from one demand and (closed load) one MVA curve; with
+    KV residency the hit rate moves with the load, so each point has its own demand."""
+    if scenarios[0].kv_cache.residency and len(scenarios) > 1:
+        return [
+            result
+            for scenario in scenarios
+            for result in analytic_points(spec_text, [scenario], transport)
+        ]
     demand = fleet_demand(scenarios[0], transport)
     closed = [s.load.agents for s in scenarios if s.load.kind == "closed"]
     curve = closed_curve(demand, max(closed)) if closed else []
@@ -99,5 +106,6 @@ def _result(
         safety_cpu_s_per_rollout=e.safety_cpu_s,
         turns_per_rollout=e.turns,
         reconnects_per_rollout=e.cold_turns,
+        prefix_cache_hit_rate=e.prefix_cache_hit_rate,
         fleet=stats,
     )

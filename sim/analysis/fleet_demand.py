@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from models.scenario import Scenario
 from models.stages import POOLS, STAGE_COLUMN, Pool, Side, Stage
+from sim.analysis.fleet_residency import fleet_history_resident
 from sim.engine.analytic import Expectation, expect
 from sim.engine.plan import JOINED_SIDES, PHASES
 from sim.engine.transports import Transport
@@ -115,8 +116,13 @@ class FleetDemand:
 
 
 def fleet_demand(scenario: Scenario, transport: Transport) -> FleetDemand:
-    """The demand and visits of one rollout on each pool of ``scenario.capacity``."""
+    """The demand and visits of one rollout on each pool of ``scenario.capacity``; with KV
+    residency, at the hit rate Che's approximation gives the fleet's load."""
     e = expect(scenario, transport)
+    resident = None
+    if scenario.kv_cache.residency:
+        resident = fleet_history_resident(scenario, transport, e)
+        e = expect(scenario, transport, resident)
     blocking_only = scenario.model_copy(
         update={
             "safety": scenario.safety.model_copy(
@@ -125,7 +131,7 @@ def fleet_demand(scenario: Scenario, transport: Transport) -> FleetDemand:
         }
     )
     stage = {s: float(e.stage_s[STAGE_COLUMN[s]]) for s in Stage}
-    blocking_s = expect(blocking_only, transport).safety_cpu_s
+    blocking_s = expect(blocking_only, transport, resident).safety_cpu_s
     side_s = {
         Side.PARALLEL_SAFETY: max(0.0, e.safety_cpu_s - blocking_s),
         Side.OVERLAPPED_POST: max(

@@ -122,6 +122,7 @@ def fleet_result(
         safety_cpu_s_per_rollout=float(pooled.safety_cpu_s.mean()),
         turns_per_rollout=float(pooled.turns.mean()),
         reconnects_per_rollout=float(pooled.cold_turns.mean()),
+        prefix_cache_hit_rate=pooled.prefix_cache_hit_rate,
         fleet=stats,
     )
 

@@ -25,6 +25,7 @@ class Metric(StrEnum):
     SAFETY_CPU_S_PER_ROLLOUT = "safety_cpu_s_per_rollout"
     TURNS_PER_ROLLOUT = "turns_per_rollout"
     RECONNECTS_PER_ROLLOUT = "reconnects_per_rollout"
+    PREFIX_CACHE_HIT_RATE = "prefix_cache_hit_rate"
     E2E_REDUCTION = "e2e_reduction"
     E2E_REDUCTION_CI95 = "e2e_reduction_ci95"
     TTFT_REDUCTION = "ttft_reduction"
@@ -94,6 +95,7 @@ _LABELS = {
     Metric.SAFETY_CPU_S_PER_ROLLOUT: "safety-classifier work per rollout (s)",
     Metric.TURNS_PER_ROLLOUT: "requests per rollout",
     Metric.RECONNECTS_PER_ROLLOUT: "new connections per rollout",
+    Metric.PREFIX_CACHE_HIT_RATE: "prompt tokens whose KV was reused, over prompt tokens",
     Metric.E2E_REDUCTION: "end-to-end reduction",
     Metric.E2E_REDUCTION_CI95: "end-to-end reduction, 95% CI",
     Metric.TTFT_REDUCTION: "TTFT reduction",

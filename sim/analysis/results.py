@@ -80,6 +80,9 @@ class RunResult:
     safety_cpu_s_per_rollout: float | None = None
     turns_per_rollout: float | None = None
     reconnects_per_rollout: float | None = None
+    prefix_cache_hit_rate: float | None = None
+    """Cached prompt tokens over prompt tokens (``kv_cache``: an outcome of residency, or
+    the fixed fraction's share in the simple mode)."""
     approximations: tuple[str, ...] = ()
     fleet: FleetStats | None = None
     scenario_hash: str | None = None
@@ -122,6 +125,7 @@ class RunResult:
             Metric.SAFETY_CPU_S_PER_ROLLOUT: self.safety_cpu_s_per_rollout,
             Metric.TURNS_PER_ROLLOUT: self.turns_per_rollout,
             Metric.RECONNECTS_PER_ROLLOUT: self.reconnects_per_rollout,
+            Metric.PREFIX_CACHE_HIT_RATE: self.prefix_cache_hit_rate,
             Metric.BUDGET_S: {stage.value: self.budget_s[stage] for stage in STAGES},
             Metric.BUDGET_SHARE: {stage.value: self.budget_share[stage] for stage in STAGES},
         }

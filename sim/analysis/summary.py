@@ -43,6 +43,7 @@ def summarize(run: Run) -> RunResult:
             safety_cpu_s_per_rollout=float(r.safety_cpu_s.mean()),
             turns_per_rollout=float(r.turns.mean()),
             reconnects_per_rollout=float(r.cold_turns.mean()),
+            prefix_cache_hit_rate=r.prefix_cache_hit_rate,
         )
     e = run.expectation
     return RunResult(
@@ -54,6 +55,7 @@ def summarize(run: Run) -> RunResult:
         safety_cpu_s_per_rollout=float(e.safety_cpu_s),
         turns_per_rollout=float(e.turns),
         reconnects_per_rollout=float(e.cold_turns),
+        prefix_cache_hit_rate=e.prefix_cache_hit_rate,
         approximations=tuple(str(a) for a in e.approximations),
     )
 

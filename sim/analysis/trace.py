@@ -39,7 +39,12 @@ def trace_events(turns: TurnRecords, label: str) -> list[dict[str, Any]]:
     for row in range(turns.rollout.size):
         pid = int(turns.rollout[row])
         at_s = float(turns.start_at_s[row]) - origin[pid]
-        args = {"turn": int(turns.turn_index[row]), "new_connection": bool(turns.cold[row])}
+        args = {
+            "turn": int(turns.turn_index[row]),
+            "new_connection": bool(turns.cold[row]),
+            "cached_prompt_tokens": float(turns.cached_prompt_tokens[row]),
+            "uncached_prompt_tokens": float(turns.uncached_prompt_tokens[row]),
+        }
         for name, stage, duration_s, extra in _path(turns, row):
             for side in SIDES:
                 side_s = float(turns.side_s(side)[row])

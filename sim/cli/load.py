@@ -174,6 +174,7 @@ def load_table(spec: str, results: list[RunResult]) -> Table:
         "TTFT ms\nmean±h",
         "TTFT ms\np95/p99",
         "turns/s\n(95% CI)",
+        "KV\nhit %",
         f"util %\n{pools}",
         "queue\ns",
     ):
@@ -182,7 +183,7 @@ def load_table(spec: str, results: list[RunResult]) -> Table:
         fleet = result.fleet
         load = f"{fleet.load.agents:,}" if closed else f"{fleet.load.rollouts_per_s:g}"
         if not result.stable:
-            table.add_row(load, "UNSTABLE", "-", "-", "-", "-", "-", "-", style="red")
+            table.add_row(load, "UNSTABLE", "-", "-", "-", "-", "-", "-", "-", style="red")
             continue
         if result.e2e_s is None:
             table.add_row(load, "NO ROLLOUT MEASURED", "-", "-", "-", "-", "-", "-", style="red")
@@ -198,6 +199,7 @@ def load_table(spec: str, results: list[RunResult]) -> Table:
             _with_ci(ttft.mean, ttft.ci95, 1e3, ".0f"),
             tails,
             f"{turns.mean:.0f}{ci}",
+            f"{result.prefix_cache_hit_rate * 100:.0f}",
             "/".join(f"{fleet.utilization[pool].mean * 100:.0f}" for pool in POOLS),
             f"{result.budget_s[Stage.QUEUE]:.2f}",
         )
@@ -210,7 +212,8 @@ def table_notes(results: list[RunResult]) -> list[str]:
     notes = [
         "mean±h: the mean and the half-width of its 95% interval; util %: time-average busy "
         "share of a = API workers, st = state store, sf = safety classifiers, in = inference "
-        "slots; queue s: a rollout's waits for every pool",
+        "slots; KV hit %: prompt tokens whose KV was reused; queue s: a rollout's waits for "
+        "every pool",
         f"intervals: {results[0].fleet.ci_method}",
     ]
     cuts = [r.fleet.warmup_cut_s for r in results if r.fleet.warmup_cut_s is not None]

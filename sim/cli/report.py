@@ -109,6 +109,7 @@ def _headline(result: RunResult) -> str:
             ttft_text,
             f"API work {result.api_cpu_s_per_rollout:.2f} s/rollout",
             f"{result.turns_per_rollout:.1f} requests/rollout",
+            f"prefix-cache hit {result.prefix_cache_hit_rate:.1%}",
         ]
     )
 

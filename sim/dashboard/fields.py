@@ -160,4 +160,6 @@ def _kind(annotation: Any) -> tuple[FieldKind, tuple[str, ...]]:
         return FieldKind.TEXT, ()
     if typing.get_origin(annotation) is typing.Literal:
         return FieldKind.CHOICE, tuple(str(a) for a in typing.get_args(annotation))
+    if isinstance(annotation, type) and issubclass(annotation, StrEnum):
+        return FieldKind.CHOICE, tuple(member.value for member in annotation)
     return FieldKind.JSON, ()

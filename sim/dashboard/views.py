@@ -66,6 +66,12 @@ def reduction_metrics(results: data.Results, simulated_run: bool) -> None:
                 delta_arrow="off",
                 help=metric.label,
             )
+    compared = list(results.comparisons.items())
+    if compared:
+        rates = [(results.baseline, compared[0][1].a.prefix_cache_hit_rate)]
+        rates += [(name, comparison.b.prefix_cache_hit_rate) for name, comparison in compared]
+        shown = " · ".join(f"{name} {rate:.1%}" for name, rate in rates)
+        st.caption(f"{Metric.PREFIX_CACHE_HIT_RATE.label}: {shown}")
 
 
 def _before_after(what: str, before: float, after: float) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from models.costs import TurnCosts, stage_costs
+from models.costs import TurnCosts, Work, stage_costs
 from models.scenario import Scenario
 from models.stages import STAGE_COLUMN, STAGES, Stage
 from sim.engine.columns import column_form
@@ -40,7 +40,8 @@ from sim.engine.layout import (
     total,
     turn_count,
 )
-from sim.engine.transports import Transport, turn_work
+from sim.engine.prefix_survival import history_resident
+from sim.engine.transports import Transport, cached_prompt_tokens, turn_work
 
 
 class Approximation(StrEnum):
@@ -53,6 +54,10 @@ class Approximation(StrEnum):
     """The connection's age followed on a lattice (rotation possible within a rollout)."""
     PARALLEL_EXCESS = "parallel_excess"
     """The parallel-safety excess with prior tokens as a log-normal, by quadrature."""
+    PREFIX_RESIDENCY = "prefix_residency"
+    """KV residency: a history survives its gap when the tool's time is within the
+    time-to-live, and only the last turn's replica can hold it
+    (``sim.engine.prefix_survival``)."""
 
 
 @dataclass(frozen=True)
@@ -66,12 +71,19 @@ class Expectation:
     ttft_sum_s: float
     api_cpu_s: float
     safety_cpu_s: float
+    cached_prompt_tokens: float
+    uncached_prompt_tokens: float
     approximations: tuple[str, ...] = ()
     """``Approximation`` values that apply to this result; empty when it is exact."""
 
     @property
     def e2e_s(self) -> float:
         return float(self.stage_s.sum())
+
+    @property
+    def prefix_cache_hit_rate(self) -> float:
+        """Expected cached prompt tokens over expected prompt tokens."""
+        return self.cached_prompt_tokens / (self.cached_prompt_tokens + self.uncached_prompt_tokens)
 
     @property
     def ttft_mean_s(self) -> float:
@@ -90,6 +102,8 @@ class Expectations:
     ttft_sum_s: np.ndarray
     api_cpu_s: np.ndarray
     safety_cpu_s: np.ndarray
+    cached_prompt_tokens: np.ndarray
+    uncached_prompt_tokens: np.ndarray
     approximations: tuple[tuple[str, ...], ...]
 
     def __len__(self) -> int:
@@ -104,6 +118,8 @@ class Expectations:
             ttft_sum_s=float(self.ttft_sum_s[index]),
             api_cpu_s=float(self.api_cpu_s[index]),
             safety_cpu_s=float(self.safety_cpu_s[index]),
+            cached_prompt_tokens=float(self.cached_prompt_tokens[index]),
+            uncached_prompt_tokens=float(self.uncached_prompt_tokens[index]),
             approximations=self.approximations[index],
         )
 
@@ -111,9 +127,10 @@ class Expectations:
         return [self.point(index) for index in range(len(self))]
 
 
-def expect(scenario: Scenario, transport: Transport) -> Expectation:
-    """Expected per-rollout budget of ``scenario`` under ``transport``."""
-    return expect_columns(column_form([scenario]), transport).point(0)
+def expect(scenario: Scenario, transport: Transport, resident: float | None = None) -> Expectation:
+    """Expected per-rollout budget of ``scenario`` under ``transport``; ``resident``, when
+    given, is P(a turn finds its history) in place of the single agent's (a fleet's)."""
+    return expect_columns(column_form([scenario]), transport, resident).point(0)
 
 
 def expect_many(scenarios: Sequence[Scenario], transport: Transport) -> list[Expectation]:
@@ -121,28 +138,36 @@ def expect_many(scenarios: Sequence[Scenario], transport: Transport) -> list[Exp
     return expect_columns(column_form(scenarios), transport).points()
 
 
-TTFT, API_CPU, SAFETY_CPU = range(len(STAGES), len(STAGES) + 3)
+TTFT, API_CPU, SAFETY_CPU, CACHED, UNCACHED = range(len(STAGES), len(STAGES) + 5)
 """Columns after the stages in a quantity matrix."""
+QUANTITIES = UNCACHED + 1
 _REQUEST = [STAGE_COLUMN[s] for s in STAGES if s is not Stage.TOOL]
 
 
-def expect_columns(columns: Any, transport: Transport) -> Expectations:
+def expect_columns(
+    columns: Any, transport: Transport, resident: float | None = None
+) -> Expectations:
     """Expected per-rollout budget of every point of ``columns`` (a column form)."""
     draws = expected_draws(columns)
     count = turn_count(draws.tool_calls)
-    probes = probe_turns(columns, draws)
+    if resident is None:
+        resident_share = history_resident(columns, draws, transport)
+    else:
+        resident_share = np.full((columns.points, 1), resident)
+    probes = probe_turns(columns, draws, resident_share)
     work = turn_work(columns, transport, probes)
     excess = parallel_excess(columns, draws, count, work)
+    cached = cached_prompt_tokens(columns, probes)
     quantities = np.stack(
         [
-            _quantities(stage_costs(columns, w, parallel_excess_s=e), probes.shape)
+            _quantities(stage_costs(columns, w, parallel_excess_s=e), w, cached, probes.shape)
             for w, e in zip(work, excess.at_probes, strict=True)
         ]
     )
     cold = _cold_turns(columns, draws, count, transport, quantities, excess)
     sums = rollout_sum(quantities, count, cold.probability) + _later_excess(count, cold, excess)
     later = count.index >= 1
-    approximations = _approximations(transport, cold, excess)
+    approximations = _approximations(transport, cold, excess, columns.kv_cache.residency[:, 0] > 0)
     return Expectations(
         stage_s=sums[:, : len(STAGES)],
         turns=count.turns,
@@ -150,14 +175,20 @@ def expect_columns(columns: Any, transport: Transport) -> Expectations:
         ttft_sum_s=sums[:, TTFT],
         api_cpu_s=sums[:, API_CPU],
         safety_cpu_s=sums[:, SAFETY_CPU],
+        cached_prompt_tokens=sums[:, CACHED],
+        uncached_prompt_tokens=sums[:, UNCACHED],
         approximations=approximations,
     )
 
 
-def _quantities(costs: TurnCosts, shape: tuple[int, ...]) -> np.ndarray:
-    """Shape (points, probes, stages + 3): every stage, TTFT, API and safety work."""
+def _quantities(
+    costs: TurnCosts, work: Work, cached: np.ndarray, shape: tuple[int, ...]
+) -> np.ndarray:
+    """Shape (points, probes, QUANTITIES): every stage, TTFT, API and safety work, cached and
+    uncached prompt tokens."""
     columns = [costs.stage_s[stage] for stage in STAGES]
     columns += [costs.ttft_s, costs.api_cpu_s, costs.safety_cpu_s]
+    columns += [cached, work.prompt_tokens_uncached]
     out = np.empty((*shape, len(columns)))
     for index, values in enumerate(columns):
         out[..., index] = values
@@ -193,19 +224,20 @@ def _later_excess(count: TurnCount, cold: ColdTurns, excess: Excess) -> np.ndarr
         total(count.reach * share * later)
         for share, later in zip(shares, excess.later, strict=True)
     )
-    out = np.zeros((count.reach.shape[0], TTFT + 3))
+    out = np.zeros((count.reach.shape[0], QUANTITIES))
     out[:, STAGE_COLUMN[Stage.SAFETY]] = added
     out[:, TTFT] = added
     return out
 
 
 def _approximations(
-    transport: Transport, cold: ColdTurns, excess: Excess
+    transport: Transport, cold: ColdTurns, excess: Excess, resident: np.ndarray
 ) -> tuple[tuple[str, ...], ...]:
     flags = (
         (Approximation.CONNECTION_LOSS, cold.from_durations & transport.is_websocket),
         (Approximation.ROTATION_GRID, cold.on_grid),
         (Approximation.PARALLEL_EXCESS, excess.approximate),
+        (Approximation.PREFIX_RESIDENCY, resident),
     )
     # One tuple per combination of flags, shared by the points that have it.
     code = sum(mask.astype(int) << bit for bit, (_, mask) in enumerate(flags))

@@ -8,6 +8,8 @@ rollouts run, and reduced to records once they are done.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from models.costs import TurnCosts, stage_costs
@@ -17,7 +19,8 @@ from sim.engine.draws import draw_turns
 from sim.engine.plan import FIRST_TOKEN_WAITS, WAIT_PHASES, WAIT_POOLS, Segments
 from sim.engine.records import RolloutRecords, TurnRecords
 from sim.engine.streams import BLOCK_ROLLOUTS
-from sim.engine.transports import Transport, turn_work
+from sim.engine.transports import Transport, cached_prompt_tokens, turn_work
+from sim.engine.turns import Turns
 
 
 class Block:
@@ -36,13 +39,18 @@ class Block:
         self.turns = draw_turns(scenario, index, rollouts, replication)
         cold_work, warm_work = turn_work(scenario, transport, self.turns)
         cold_costs, warm_costs = stage_costs(scenario, cold_work), stage_costs(scenario, warm_work)
-        self.cold = Segments(cold_costs, cold_work, contended=contended)
-        self.warm = Segments(warm_costs, warm_work, contended=contended)
-        self.costs = None if contended else (cold_costs, warm_costs)
-        """Kept when one block runs at a time; a fleet recomputes them when reducing instead,
-        which bounds the memory of many blocks in flight."""
+        resident = scenario.kv_cache.residency
+        self.cold = Segments(cold_costs, cold_work, contended, resident)
+        self.warm = Segments(warm_costs, warm_work, contended, resident)
+        self.costs = None if contended or resident else (cold_costs, warm_costs)
+        """Kept when one block runs at a time and its costs are final; a fleet recomputes
+        them when reducing instead, which bounds the memory of many blocks in flight."""
         self.offsets: list[int] = self.turns.offsets.tolist()
         count = self.turns.count
+        self.missing_history: list[float] | None = [0.0] * count if resident else None
+        """History tokens each turn's replica no longer held (residency on; None: the
+        simple mode, where nothing is missing)."""
+        self.history_after: list[float] = self.turns.history_after().tolist() if resident else []
         # Lists while the run writes them item by item (faster than numpy stores).
         self.cold_flag: list[float] = [0.0] * count
         self.start_at_s: list[float] = [np.nan] * count
@@ -78,13 +86,16 @@ def reduce_block(
     before the first token.
     """
     cold_flag = np.asarray(block.cold_flag, dtype=float)
-    costs = _selected_costs(scenario, transport, block, cold_flag)
+    turns = block.turns
+    if block.missing_history is not None:
+        turns = replace(turns, missing_history_tokens=np.asarray(block.missing_history))
+    costs, uncached = _selected_costs(scenario, transport, block, turns, cold_flag)
+    cached = cached_prompt_tokens(scenario, turns)
     matrix = np.column_stack([costs.stage_s[stage] for stage in STAGES])
     matrix[:, STAGE_COLUMN[Stage.QUEUE]] = block.wait_s.sum(axis=1)
     if block.decode_s is not None:
         matrix[:, STAGE_COLUMN[Stage.DECODE]] = block.decode_s
     ttft_s = costs.ttft_s + block.wait_s[:, FIRST_TOKEN_WAITS].sum(axis=1)
-    turns = block.turns
     starts = turns.offsets[:-1]
     per_rollout = np.diff(turns.offsets)
     kept_turns = np.repeat(keep, per_rollout)
@@ -104,6 +115,8 @@ def reduce_block(
             post_overlapped_s=costs.post_overlapped_s[rows],
             safety_parallel_s=costs.safety_parallel_s[rows],
             wait_s=block.wait_s[rows],
+            cached_prompt_tokens=cached[rows],
+            uncached_prompt_tokens=uncached[rows],
         )
     return RolloutRecords(
         e2e_s=(block.ended_at_s - block.started_at_s)[keep],
@@ -116,6 +129,8 @@ def reduce_block(
         started_at_s=block.started_at_s[keep],
         pool_wait_s=np.add.reduceat(block.wait_s @ _POOL_OF_WAIT, starts, axis=0)[keep],
         turn_ttft_s=ttft_s[kept_turns],
+        cached_prompt_tokens=np.add.reduceat(cached, starts)[keep],
+        uncached_prompt_tokens=np.add.reduceat(uncached, starts)[keep],
         turn_records=turn_records,
     )
 
@@ -125,11 +140,15 @@ _POOL_OF_WAIT = np.array([[float(p is pool) for pool in POOLS] for p in WAIT_POO
 
 
 def _selected_costs(
-    scenario: Scenario, transport: Transport, block: Block, cold_flag: np.ndarray
-) -> TurnCosts:
+    scenario: Scenario, transport: Transport, block: Block, turns: Turns, cold_flag: np.ndarray
+) -> tuple[TurnCosts, np.ndarray]:
+    """Each turn's costs in the variant it ran, and its prompt tokens prefilled."""
+    cold_work, warm_work = turn_work(scenario, transport, turns)
     if block.costs is not None:
         cold, warm = block.costs
     else:
-        cold_work, warm_work = turn_work(scenario, transport, block.turns)
         cold, warm = stage_costs(scenario, cold_work), stage_costs(scenario, warm_work)
-    return cold.select(warm, cold_flag)
+    uncached = np.where(
+        cold_flag == 1, cold_work.prompt_tokens_uncached, warm_work.prompt_tokens_uncached
+    )
+    return cold.select(warm, cold_flag), uncached

@@ -26,6 +26,7 @@ from sim.engine.blocks import Block
 from sim.engine.connections import Connection, new_connection
 from sim.engine.plan import PHASES, SIDE_PHASE, Segments, side_wait_column, wait_column
 from sim.engine.pools import Replicas, ServerPool, TimeWeighted
+from sim.engine.residency import Residency
 from sim.engine.streams import BLOCK_ROLLOUTS
 from sim.engine.transports import Transport
 
@@ -60,6 +61,7 @@ class Simulation:
         window: tuple[float, float],
         contended: bool,
         faults: np.random.Generator,
+        routing: np.random.Generator,
         record_starts: bool = True,
     ) -> None:
         self.scenario, self.transport, self.replication = scenario, transport, replication
@@ -84,6 +86,11 @@ class Simulation:
             pool: ServerPool(self.env, pool, n, *window) for pool, n in c.servers().items()
         }
         self.replicas = Replicas(c.inference_replicas, c.decode_slowdown_per_stream)
+        self.residency = (
+            Residency(scenario, transport, self.replicas.streams, routing)
+            if scenario.kv_cache.residency
+            else None
+        )
         self._side_pool = {side: self.pools[side.info.pool] for side in Side}
         self._parallel_column = side_wait_column(_PARALLEL)
         self._steps = [
@@ -109,6 +116,10 @@ class Simulation:
         env, timeout = self.env, self.env.timeout
         for index in indices:
             block, local, measured, connection = self._begin(index)
+            if self.residency is not None:
+                yield from self.residency.one_agent(env, block, local, index, connection)
+                self._end(block, local, measured)
+                continue
             # The fast path, inline (one generator less per event): request, then tool.
             cold_flag, start_at_s = block.cold_flag, block.start_at_s
             is_cold_at, release = connection.is_cold, connection.release
@@ -146,7 +157,7 @@ class Simulation:
         while True:
             if gap_s > 0:
                 yield env.timeout(gap_s)
-            download_s = yield from self._contended_turn(block, seg, turn)
+            download_s = yield from self._contended_turn(block, seg, turn, index, cold)
             connection.release(env.now + download_s)
             gap_s = download_s + seg.tool_s[turn]
             turn += 1
@@ -163,6 +174,8 @@ class Simulation:
             gap_s += seg.phase_s[0][turn]
         if gap_s > 0:
             yield env.timeout(gap_s)
+        if self.residency is not None:
+            self.residency.close(index)
         self._end(block, local, measured)
 
     def _begin(self, index: int) -> tuple[Block, int, bool, Connection]:
@@ -188,10 +201,10 @@ class Simulation:
             self.on_block_done(block)
 
     def _contended_turn(
-        self, block: Block, seg: Segments, t: int
+        self, block: Block, seg: Segments, t: int, session: int, cold: bool
     ) -> Generator[simpy.Event, Any, float]:
         """One request from its first pool up to its download, which it returns."""
-        env, waits = self.env, block.wait_s[t]
+        env, waits, residency = self.env, block.wait_s[t], self.residency
         for index, (pool, column, inner, inner_column, batched) in enumerate(self._steps, 1):
             seconds = seg.phase_s[index][t]
             if pool is None:
@@ -201,7 +214,13 @@ class Simulation:
             if batched:
                 if not pool.take():
                     waits[column] = yield from pool.wait()
-                replica, slowdown = self.replicas.join()
+                if residency is None:
+                    replica, slowdown = self.replicas.join()
+                else:
+                    args = (block.turns, block.missing_history, t, session, cold, env.now)
+                    replica, extra_s = residency.start(*args)
+                    seconds += extra_s
+                    slowdown = self.replicas.join_at(replica)
                 decode_s = seg.decode_s[t] * slowdown
                 block.stretch_decode()[t] = decode_s
                 parallel_s = seg.side_s[_PARALLEL][t]
@@ -214,6 +233,8 @@ class Simulation:
                 else:
                     yield from self._join_parallel(seconds, parallel_s, waits)
                     yield env.timeout(decode_s)
+                if residency is not None:
+                    residency.finish(block.history_after[t], session, replica, env.now)
                 self.replicas.leave(replica)
                 pool.release()
                 continue

@@ -64,6 +64,7 @@ def draw_turns(scenario: Scenario, block: int, rollouts: int, replication: int =
         decode_s_per_token=1.0 / rate,
         tool_s=tool_s,
         render_hit=render_hit,
+        missing_history_tokens=np.zeros(total),
     )
 
 

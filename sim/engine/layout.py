@@ -82,13 +82,18 @@ def _reach_and_last(calls: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def expected_turns(
-    columns: Any, draws: ExpectedDraws, turn_index: np.ndarray, is_last: np.ndarray
+    columns: Any,
+    draws: ExpectedDraws,
+    turn_index: np.ndarray,
+    is_last: np.ndarray,
+    resident: np.ndarray | float = 1.0,
 ) -> Turns:
     """Expected inputs of turns ``turn_index`` of a rollout that reaches them.
 
     ``is_last`` (broadcasting against (points, turns)) is the probability that
     each is the final answer: no tool then.  Every draw is at its mean, the
-    decode time per token at E[1 / rate], the render-cache hit at its probability.
+    decode time per token at E[1 / rate], the render-cache hit at its probability,
+    the history missing from the replica at 1 - ``resident`` of the prior tokens.
     """
     w = columns.workload
     points, turns = columns.points, int(turn_index.max()) + 1
@@ -101,29 +106,37 @@ def expected_turns(
     )
     shape = (points, turn_index.size)
     last = np.broadcast_to(is_last, shape)
+    prior_tokens = grown["prior_tokens"][:, turn_index]
     return Turns(
         offsets=np.array([0, turn_index.size]),
         turn_index=turn_index.astype(float),
         is_last=last,
         fixed_tokens=w.instructions_tokens + w.tool_definitions_tokens,
         new_tokens=grown["new_tokens"][:, turn_index],
-        prior_tokens=grown["prior_tokens"][:, turn_index],
+        prior_tokens=prior_tokens,
         items_new=np.ones(turn_index.size),
         context_items=np.broadcast_to(grown["context_items"], (points, turns))[:, turn_index],
         output_tokens=draws.mean_output_tokens,
         decode_s_per_token=draws.decode_s_per_token,
         tool_s=(1.0 - last) * draws.mean_tool_s,
         render_hit=columns.api.render_cache_hit_prob,
+        missing_history_tokens=(1.0 - resident) * prior_tokens,
     )
 
 
-def probe_turns(columns: Any, draws: ExpectedDraws) -> Turns:
-    """The probe turns (``PROBE_TURN``, ``PROBE_LAST``, ``TOKEN_PROBES``) of every point."""
-    turns = expected_turns(columns, draws, PROBE_TURN, PROBE_LAST)
+def probe_turns(columns: Any, draws: ExpectedDraws, resident: np.ndarray | float = 1.0) -> Turns:
+    """The probe turns (``PROBE_TURN``, ``PROBE_LAST``, ``TOKEN_PROBES``) of every point;
+    ``resident`` is P(a turn finds its history on its replica), shape (points, 1)."""
+    turns = expected_turns(columns, draws, PROBE_TURN, PROBE_LAST, resident)
     new_tokens, prior_tokens = turns.new_tokens.copy(), turns.prior_tokens.copy()
     new_tokens[:, TOKEN_PROBES] = [0.0, STEP_TOKENS, 0.0]
     prior_tokens[:, TOKEN_PROBES] = [0.0, 0.0, STEP_TOKENS]
-    return dataclasses.replace(turns, new_tokens=new_tokens, prior_tokens=prior_tokens)
+    return dataclasses.replace(
+        turns,
+        new_tokens=new_tokens,
+        prior_tokens=prior_tokens,
+        missing_history_tokens=(1.0 - resident) * prior_tokens,
+    )
 
 
 def total(values: np.ndarray) -> np.ndarray:

@@ -126,21 +126,29 @@ class Segments:
 
     ``array.array`` of doubles: indexing is nearly as fast as a list and takes a
     quarter of the memory, which bounds a large fleet's footprint.  One agent has
-    one block in flight and needs only two numbers per turn.
+    one block in flight and needs only two numbers per turn, and four more with KV
+    residency (``resident``): when its prefill starts and how long, its parallel
+    classifiers, and what follows its decode.
     """
 
-    def __init__(self, costs: TurnCosts, work: Work, contended: bool) -> None:
+    def __init__(self, costs: TurnCosts, work: Work, contended: bool, resident: bool) -> None:
         s = costs.stage_s
         self.tool_s = _as_array(s[Stage.TOOL]) if contended else _as_list(s[Stage.TOOL])
-        if not contended:
-            self.request_s = _as_list(costs.request_s)
-            return
         held = dict(s)
         for side in JOINED_SIDES:
             # The overrun is waited out when the turn joins the side holding, not held here.
             info = side.info
             overrun = np.maximum(0.0, costs.side_s(side) - sum(s[st] for st in info.alongside))
             held[info.stage] = np.maximum(0.0, s[info.stage] - overrun)
+        if not contended:
+            self.request_s = _as_list(costs.request_s)
+            if resident:
+                before = STAGES[: STAGES.index(Stage.PREFILL)]
+                self.before_prefill_s = _as_list(sum(held[stage] for stage in before))
+                self.prefill_s = _as_list(s[Stage.PREFILL])
+                self.parallel_s = _as_list(costs.side_s(Side.PARALLEL_SAFETY))
+                self.after_decode_s = _as_list(s[Stage.POST] + s[Stage.DOWNLOAD])
+            return
         self.phase_s = [
             _as_array(sum(held[stage] for stage in p.stages if stage not in BATCHED))
             for p in PHASES

@@ -128,19 +128,25 @@ class ServerPool:
 
 
 class Replicas:
-    """Inference replicas: a request streams on the least-loaded one, whose decode rate per
-    stream falls with its batch (``1 + slowdown x (streams - 1)``)."""
+    """Inference replicas: a request streams on the least-loaded one (or the one its routing
+    chose), whose decode rate per stream falls with its batch (``1 + slowdown x (streams -
+    1)``)."""
 
     def __init__(self, count: int, slowdown_per_stream: float) -> None:
-        self._streams = [0] * count
+        self.streams = [0] * count
+        """Streams in flight on each replica."""
         self._slowdown = slowdown_per_stream
 
     def join(self) -> tuple[int, float]:
-        """Start a stream; returns its replica and its decode slowdown factor."""
-        streams = self._streams
+        """Start a stream on the least-loaded replica; returns it and its decode slowdown."""
+        streams = self.streams
         replica = streams.index(min(streams))
-        streams[replica] += 1
-        return replica, 1.0 + self._slowdown * (streams[replica] - 1)
+        return replica, self.join_at(replica)
+
+    def join_at(self, replica: int) -> float:
+        """Start a stream on ``replica`` (routed there); returns its decode slowdown factor."""
+        self.streams[replica] += 1
+        return 1.0 + self._slowdown * (self.streams[replica] - 1)
 
     def leave(self, replica: int) -> None:
-        self._streams[replica] -= 1
+        self.streams[replica] -= 1

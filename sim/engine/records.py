@@ -30,6 +30,10 @@ class TurnRecords:
     """Work of the classifiers run alongside prefill, seconds."""
     wait_s: np.ndarray
     """Shape (turns, len(sim.engine.plan.WAIT_PHASES)): seconds waited for each pool."""
+    cached_prompt_tokens: np.ndarray
+    """Prompt tokens whose KV the replica reused."""
+    uncached_prompt_tokens: np.ndarray
+    """Prompt tokens prefilled (the rest of the prompt)."""
 
     def side_s(self, side: Side) -> np.ndarray:
         """Seconds each turn's side holding kept its pool's server."""
@@ -55,7 +59,18 @@ class RolloutRecords:
     pool_wait_s: np.ndarray
     """Shape (rollouts, len(POOLS)): seconds the rollout's turns waited for each pool."""
     turn_ttft_s: np.ndarray
+    cached_prompt_tokens: np.ndarray
+    """Prompt tokens of the rollout's turns whose KV was reused."""
+    uncached_prompt_tokens: np.ndarray
+    """Prompt tokens of the rollout's turns that were prefilled."""
     turn_records: TurnRecords | None = None
+
+    @property
+    def prefix_cache_hit_rate(self) -> float:
+        """Cached prompt tokens over prompt tokens (the token-weighted rate vLLM reports)."""
+        cached = float(self.cached_prompt_tokens.sum())
+        total = cached + float(self.uncached_prompt_tokens.sum())
+        return cached / total if total > 0 else float("nan")
 
     @property
     def count(self) -> int:

@@ -56,7 +56,8 @@ def _one_block(
     block is drawn.
     """
     faults = stream(scenario.seed, block_index, Draw.CONNECTION_FAULTS)
-    sim = Simulation(scenario, transport, 0, (0.0, np.inf), False, faults)
+    routing = stream(scenario.seed, block_index, Draw.ROUTING)
+    sim = Simulation(scenario, transport, 0, (0.0, np.inf), False, faults, routing)
     block = sim.block(block_index, count)
     first = block_index * BLOCK_ROLLOUTS
     sim.env.process(sim.rollouts(range(first, first + count)))
@@ -74,8 +75,9 @@ class _Fleet:
         load = scenario.load
         self.window = (load.warmup_s, load.warmup_s + load.duration_s)
         faults = stream(scenario.seed, 0, Draw.CONNECTION_FAULTS, replication)
+        routing = stream(scenario.seed, 0, Draw.ROUTING, replication)
         self.sim = Simulation(
-            scenario, transport, replication, self.window, True, faults, trace_rollouts > 0
+            scenario, transport, replication, self.window, True, faults, routing, trace_rollouts > 0
         )
         self.sim.on_block_done = self._reduce_and_free
         self.sim.on_measured_done = self._stop_when_measured

@@ -28,6 +28,7 @@ class Draw(IntEnum):
     RENDER_CACHE = 6
     CONNECTION_FAULTS = 7
     ARRIVALS = 8
+    ROUTING = 9
 
 
 def stream(seed: int, block: int, kind: Draw, replication: int = 0) -> np.random.Generator:

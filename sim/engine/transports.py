@@ -155,9 +155,18 @@ def _cached(scenario: Scenario, turns: Turns, append: bool) -> Work:
 
 
 def _uncached_prompt(scenario: Scenario, turns: Turns) -> np.ndarray:
-    """Prompt tokens the accelerator must prefill: identical for every transport."""
+    """Prompt tokens the accelerator must prefill: the new input, the share of the resident
+    prefix that is not reused, and the history the replica no longer holds."""
     reused = scenario.inference.prefix_cache_hit_fraction
-    return turns.new_tokens + (1 - reused) * (turns.fixed_tokens + turns.prior_tokens)
+    resident = turns.fixed_tokens + turns.prior_tokens
+    return turns.new_tokens + (1 - reused) * resident + reused * turns.missing_history_tokens
+
+
+def cached_prompt_tokens(scenario: Scenario, turns: Turns) -> np.ndarray:
+    """Prompt tokens whose KV the replica reuses: the reused share of what it holds (the
+    shared prefix, kept hot by every session, and the resident history)."""
+    held = turns.fixed_tokens + turns.prior_tokens - turns.missing_history_tokens
+    return scenario.inference.prefix_cache_hit_fraction * held
 
 
 def _switch(value: bool | np.ndarray) -> np.ndarray:

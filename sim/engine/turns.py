@@ -30,6 +30,10 @@ class Turns:
     decode_s_per_token: np.ndarray
     tool_s: np.ndarray
     render_hit: np.ndarray
+    missing_history_tokens: np.ndarray
+    """History tokens (prior context beyond the shared prefix) the chosen replica no longer
+    holds, so they are prefilled again: 0 in the simple mode; recorded by the DES, expected
+    by the analytic engine."""
 
     @property
     def count(self) -> int:
@@ -60,6 +64,20 @@ class Turns:
     def context_tokens(self) -> np.ndarray:
         """Conversation tokens of the prompt (history plus new input), without the fixed part."""
         return self.prior_tokens + self.new_tokens
+
+    @property
+    def prompt_tokens(self) -> np.ndarray:
+        """Every token of the prompt: the fixed part, the history and the new input."""
+        return self.fixed_tokens + self.context_tokens
+
+    def history_after(self) -> np.ndarray:
+        """The session's history once each turn's output is written: the next turn's prior
+        tokens (the same number, so a prefix kept whole is found whole), or, after a
+        rollout's last turn, its context plus its output."""
+        after = self.context_tokens + self.output_tokens
+        going_on = self.is_last[:-1] == 0
+        after[:-1] = np.where(going_on, self.prior_tokens[1:], after[:-1])
+        return after
 
 
 def history(
