@@ -211,7 +211,8 @@ class Inference(Section):
     def _fill_from_profile(cls, data: Any) -> Any:
         if not isinstance(data, dict) or "hardware" not in data:
             return data
-        profile = hardware_profiles().get(data["hardware"])
+        name = data["hardware"]
+        profile = hardware_profiles().get(name) if isinstance(name, str) else None
         if profile is None:
             return data
         return {**profile.model_dump(), **data}

@@ -57,6 +57,7 @@ def reference_block(s: Scenario, block: int, replication: int = 0) -> Turns:
         decode_s_per_token=1.0 / rate,
         tool_s=tool_s,
         render_hit=render_hit,
+        missing_history_tokens=np.zeros(total),
     )
 
 
