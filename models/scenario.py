@@ -48,6 +48,17 @@ class Client(Section):
         gt=0,
         le=3600,
     )
+    parallel_call_overhead_ms: float = param(
+        "client time to dispatch and collect each parallel call beyond the first",
+        "assumption (0: calls cost only the slowest one's time)",
+        ge=0,
+        le=1e4,
+    )
+    tool_starts_on_call_item: bool = param(
+        "the client starts a tool at response.output_item.done (the function call item), "
+        "so blocking post-inference work overlaps the tool; false: at response.completed",
+        "FACTS: Responses API streaming events; false is the SDK's non-streaming default",
+    )
 
 
 class Network(Section):
@@ -229,6 +240,54 @@ class Connection(Section):
     )
 
 
+class Retries(Section):
+    """Server errors and the client's retry policy (the openai SDK's)."""
+
+    server_error_prob: float = param(
+        "probability that an attempt fails with a retryable status, independently per attempt",
+        "assumption (0: no errors)",
+        ge=0,
+        le=0.5,
+    )
+    early_error_fraction: float = param(
+        "status mix: share of failures answered before inference (502/503 from a gateway); "
+        "the rest are 500s after prefill, costing the attempt up to its first token",
+        "assumption",
+        ge=0,
+        le=1,
+    )
+    max_retries: int = param(
+        "retries per SDK call; after that the agent loop sends the request again at once",
+        "FACTS: openai SDK DEFAULT_MAX_RETRIES = 2",
+        ge=0,
+        le=20,
+    )
+    initial_retry_delay_s: float = param(
+        "backoff before the first retry, doubling per retry",
+        "FACTS: openai SDK INITIAL_RETRY_DELAY = 0.5 s",
+        ge=0,
+        le=60,
+    )
+    max_retry_delay_s: float = param(
+        "cap on the doubled backoff", "FACTS: openai SDK MAX_RETRY_DELAY = 8 s", ge=0, le=600
+    )
+    retry_jitter_fraction: float = param(
+        "the backoff is reduced by a uniform random fraction of up to this much",
+        "FACTS: openai SDK, jitter = 1 - 0.25 * random()",
+        ge=0,
+        le=1,
+    )
+
+    @model_validator(mode="after")
+    def _cap_not_below_start(self) -> Retries:
+        if self.max_retry_delay_s < self.initial_retry_delay_s:
+            raise ValueError(
+                f"retries.max_retry_delay_s ({self.max_retry_delay_s}) must be >= "
+                f"retries.initial_retry_delay_s ({self.initial_retry_delay_s})"
+            )
+        return self
+
+
 class Scenario(Section):
     """A complete, validated scenario."""
 
@@ -242,5 +301,6 @@ class Scenario(Section):
     safety: Safety
     inference: Inference
     connection: Connection
+    retries: Retries
     load: Load
     capacity: Capacity

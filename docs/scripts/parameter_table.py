@@ -49,6 +49,8 @@ _SUFFIX_UNITS = (
 _NAMED_UNITS = {
     "tool_calls_per_rollout": "tool calls",
     "output_items_per_turn": "items",
+    "parallel_calls_per_turn": "calls",
+    "max_retries": "retries",
     "intermediate_hops": "calls",
     "weight": "relative weight",
     "seed": "-",

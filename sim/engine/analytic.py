@@ -32,6 +32,7 @@ from sim.engine.excess import Excess, parallel_excess
 from sim.engine.expected_draws import expected_draws
 from sim.engine.layout import (
     FIRST,
+    PROBE_LAST,
     SECOND,
     THIRD,
     TurnCount,
@@ -40,6 +41,7 @@ from sim.engine.layout import (
     total,
     turn_count,
 )
+from sim.engine.tool_overlap import expected_hidden_post_s
 from sim.engine.transports import Transport, turn_work
 
 
@@ -53,6 +55,8 @@ class Approximation(StrEnum):
     """The connection's age followed on a lattice (rotation possible within a rollout)."""
     PARALLEL_EXCESS = "parallel_excess"
     """The parallel-safety excess with prior tokens as a log-normal, by quadrature."""
+    PARALLEL_TOOLS = "parallel_tools"
+    """The slowest of a turn's parallel calls on a grid (``sim.engine.parallel_tools``)."""
 
 
 @dataclass(frozen=True)
@@ -133,16 +137,19 @@ def expect_columns(columns: Any, transport: Transport) -> Expectations:
     probes = probe_turns(columns, draws)
     work = turn_work(columns, transport, probes)
     excess = parallel_excess(columns, draws, count, work)
+    hidden_s = expected_hidden_post_s(columns, draws) * (1.0 - PROBE_LAST)
     quantities = np.stack(
         [
-            _quantities(stage_costs(columns, w, parallel_excess_s=e), probes.shape)
+            _quantities(
+                stage_costs(columns, w, parallel_excess_s=e, post_hidden_s=hidden_s), probes.shape
+            )
             for w, e in zip(work, excess.at_probes, strict=True)
         ]
     )
     cold = _cold_turns(columns, draws, count, transport, quantities, excess)
     sums = rollout_sum(quantities, count, cold.probability) + _later_excess(count, cold, excess)
     later = count.index >= 1
-    approximations = _approximations(transport, cold, excess)
+    approximations = _approximations(transport, cold, excess, draws.parallel)
     return Expectations(
         stage_s=sums[:, : len(STAGES)],
         turns=count.turns,
@@ -200,12 +207,13 @@ def _later_excess(count: TurnCount, cold: ColdTurns, excess: Excess) -> np.ndarr
 
 
 def _approximations(
-    transport: Transport, cold: ColdTurns, excess: Excess
+    transport: Transport, cold: ColdTurns, excess: Excess, parallel: np.ndarray
 ) -> tuple[tuple[str, ...], ...]:
     flags = (
         (Approximation.CONNECTION_LOSS, cold.from_durations & transport.is_websocket),
         (Approximation.ROTATION_GRID, cold.on_grid),
         (Approximation.PARALLEL_EXCESS, excess.approximate),
+        (Approximation.PARALLEL_TOOLS, parallel),
     )
     # One tuple per combination of flags, shared by the points that have it.
     code = sum(mask.astype(int) << bit for bit, (_, mask) in enumerate(flags))

@@ -96,7 +96,11 @@ def _full_rebuild(scenario: Scenario, turns: Turns, resend: float | np.ndarray) 
         post_runs=ones,
         post_tokens=turns.output_tokens,
         post_blocking=ones,
+        tool_overlaps_post=_switch(scenario.client.tool_starts_on_call_item) * ones,
         tool_s=turns.tool_s,
+        failed_early=turns.failed_early,
+        failed_late=turns.failed_late,
+        retry_wait_s=turns.retry_wait_s,
     )
 
 
@@ -150,7 +154,11 @@ def _cached(scenario: Scenario, turns: Turns, append: bool) -> Work:
         post_runs=turns.is_last if append else ones,
         post_tokens=turns.output_tokens,
         post_blocking=zeros,
+        tool_overlaps_post=zeros,
         tool_s=turns.tool_s,
+        failed_early=turns.failed_early,
+        failed_late=turns.failed_late,
+        retry_wait_s=turns.retry_wait_s,
     )
 
 
