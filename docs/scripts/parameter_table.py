@@ -209,6 +209,7 @@ SINGLE_AGENT = (
     "safety",
     "inference",
     "connection",
+    "retries",
 )
 """The fields the single-agent engines (DES and analytic) read; others form a second table."""
 
