@@ -14,6 +14,7 @@ import streamlit as st
 from sim.dashboard import data
 from sim.dashboard.fleet_views import load_view
 from sim.dashboard.panel import scenario_panel
+from sim.dashboard.style import readable_text
 from sim.dashboard.sweep_view import sweep_view
 from sim.dashboard.views import amdahl_view, budget_view, rollout_view, scaling_view
 from sim.engine.transports import Transport
@@ -21,6 +22,7 @@ from sim.engine.transports import Transport
 
 def main() -> None:
     st.set_page_config(page_title="loopbudget", layout="wide")
+    readable_text()
     scenario = scenario_panel()
     st.title("Where does the time go in an agent's loop?")
     st.markdown(f"**{scenario.name}**: {scenario.description}")

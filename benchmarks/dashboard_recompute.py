@@ -24,12 +24,12 @@ from sim.dashboard.data import (
     amdahl_point,
     budget_frame,
     evaluate,
-    growth_exponents,
     rollout_frame,
     scaling_frame,
 )
 from sim.dashboard.knobs import KNOBS, apply
 from sim.dashboard.rescale import decode_tps
+from sim.dashboard.slopes import slopes
 from sim.engine.analytic import expect
 from sim.engine.transports import Transport
 
@@ -64,7 +64,8 @@ def main() -> None:
         budget_frame(results)
         amdahl_frame(moved, DEFAULT_TRANSPORTS)
         amdahl_point(results, decode_tps(moved))
-        growth_exponents(scaling_frame(moved, DEFAULT_TRANSPORTS), "api_cpu_s")
+        scaling_frame(moved, DEFAULT_TRANSPORTS)
+        slopes(moved, DEFAULT_TRANSPORTS)
 
     def timeline() -> None:
         rollout_frame(scenario, DEFAULT_TRANSPORTS, 0)

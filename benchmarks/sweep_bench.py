@@ -132,7 +132,10 @@ def analytic(sizes: Sizes) -> dict[str, Any]:
             run_chunk_table(context, tasks[first : first + sweep.points_per_part])
 
     def point_sweep() -> None:
-        to_table([row for task in reference for row in _point_by_point(context, task)])
+        to_table(
+            [row for task in reference for row in _point_by_point(context, task)],
+            context.axis_kinds,
+        )
 
     sweep_batched = rate(len(tasks), batched_sweep)
     sweep_point = rate(len(reference), point_sweep)

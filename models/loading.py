@@ -1,7 +1,10 @@
 """Load scenarios from presets or TOML files, apply ``--set`` overrides, validate.
 
 A scenario file may say ``extends = "PRESET_OR_FILE"`` and give only the fields
-it changes; tables are merged key by key.
+it changes.  The merge rules: tables are merged key by key; a distribution (a
+table with ``kind``) and a list (``[[workload.tools]]``) replace the parent's
+whole; ``[[append.PATH]]`` tables are added at the end of the parent's list at
+PATH (``[[append.workload.tools]]`` adds a tool kind and keeps the preset's).
 """
 
 from __future__ import annotations
@@ -36,6 +39,11 @@ def preset_text(name: str) -> str:
             f"preset = {name!r}: unknown preset; allowed: {', '.join(preset_names())}"
         )
     return files("models.presets").joinpath(f"{name}.toml").read_text()
+
+
+def scenario_text(source: str) -> str:
+    """The TOML text of a preset or a scenario file, as written."""
+    return _read_source(source)[0]
 
 
 def raw_scenario(source: str) -> dict[str, Any]:
@@ -114,14 +122,40 @@ def _resolve(source: str, depth: int) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as error:
         raise ScenarioError(f"{source}: invalid TOML: {error}") from None
     parent = data.pop("extends", None)
+    appended = data.pop(APPEND, None)
     if parent is None:
+        if appended is not None:
+            raise ScenarioError(f"{source}: [{APPEND}]: needs extends = PRESET_OR_FILE")
         return data
     if not isinstance(parent, str):
         raise ScenarioError(f"extends = {parent!r}: must be a preset name or a file path")
     parent_source = parent
     if parent.endswith(".toml") and base_dir is not None:
         parent_source = str(base_dir / parent)
-    return _merge(_resolve(parent_source, depth + 1), data)
+    merged = _merge(_resolve(parent_source, depth + 1), data)
+    _append(merged, appended or {}, APPEND)
+    return merged
+
+
+APPEND = "append"
+"""The table of lists a scenario file adds to its parent's (``[[append.workload.tools]]``)."""
+
+
+def _append(node: dict[str, Any], additions: Any, where: str) -> None:
+    """Extend the lists of ``node`` with the lists at the same paths in ``additions``."""
+    if not isinstance(additions, dict):
+        raise ScenarioError(f"{where}: expected tables ending in a list, e.g. [[{where}.x]]")
+    for key, value in additions.items():
+        path = f"{where}.{key}"
+        target = node.get(key)
+        if isinstance(value, list) and isinstance(target, list):
+            node[key] = [*target, *value]
+        elif isinstance(value, dict) and isinstance(target, dict):
+            _append(target, value, path)
+        else:
+            raise ScenarioError(
+                f"{path}: the parent has no list at {path.removeprefix(APPEND + '.')}"
+            )
 
 
 def _read_source(source: str) -> tuple[str, Path | None]:

@@ -143,7 +143,7 @@ STAGE_TABLE: dict[Stage, StageInfo] = {
     Stage.PREFILL: _row("inference: prefill", _I, "#59a14f", Pool.INFERENCE, True),
     Stage.DECODE: _row("inference: decode", _I, "#2ca02c", Pool.INFERENCE, False),
     Stage.POST: _row("api: post-inference", _A, "#d37295", Pool.API, False),
-    Stage.DOWNLOAD: _row("network: download", _N, "#86bcb6", None, False),
+    Stage.DOWNLOAD: _row("network: download", _N, "#1f3a93", None, False),
     Stage.TOOL: _row("client: tool", _T, "#499894", None, False),
 }
 

@@ -176,7 +176,7 @@ def test_the_sweep_explorer_draws_the_rows_of_a_results_directory(
         curves[calls] = drawn["ws"][1]
     assert np.all(curves[40] > curves[5]), "more tool calls, a larger reduction at every speed"
     assert len(at.get("image")) == 1
-    at.selectbox(key="sweep:kind").set_value("heat map").run()
+    at.selectbox(key="sweep:kind:line").set_value("heat map").run()
     at.selectbox(key="sweep:hue").set_value(CALLS).run()
     assert_clean(at)
     grid = cells(sweep_figures[-1].axes[0])

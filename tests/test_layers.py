@@ -1,9 +1,9 @@
-"""The folders are layers: models <- engine <- analysis <- front-ends (sweep, testbed, cli, UI).
+"""The folders are layers: models <- engine <- analysis <- front-ends: sweep, testbed; cli, ui, api.
 
 Every import of every module (function-level imports included) is parsed, and
 a module may import only its own layer and the layers below it.  The sweep and
-testbed front-ends are below the command line and the dashboard (which run and
-read them); the command line and the dashboard never import each other.
+testbed front-ends are below the other three (the command line, the dashboard
+and the Python API run and read them); those three never import each other.
 Third-party packages that only the optional groups install (Streamlit, Dask,
 Playwright, the openai SDK and the ASGI stack) appear nowhere in the engine,
 analysis or command-line layers at import time.
@@ -25,6 +25,7 @@ LAYERS = {
     "sim.testbed": 3,
     "sim.cli": 4,
     "sim.dashboard": 4,
+    "sim.api": 4,
 }
 """Rank of each layer; a module imports ranks at or below its own."""
 OPTIONAL = {

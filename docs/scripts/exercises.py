@@ -1,124 +1,112 @@
-"""The answers of docs/exercises.md, recomputed with the analytic engine.
+"""docs/exercises.md and docs/answer-key.md, generated from the classroom notebooks.
 
-Each answer's numbers come from the commands the exercise gives (``--engine
-analytic`` with the stated ``--set``), formatted as the page quotes them.
+The notebooks (``notebooks/NN_*.py``, jupytext percent scripts) are the one
+source: each lesson's question, command-line version and answer come from its
+cells tagged ``question``, ``commands`` and ``answer`` (the ``ANSWER`` string,
+whose numbers the notebook itself checks against the model when the suite runs
+it), and the answer key adds the cells tagged ``instructor`` and the typical
+prediction of the ``prediction`` cell.
 
     .venv/bin/python -m docs.scripts.exercises
 """
 
 from __future__ import annotations
 
+import ast
+import re
+from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
-from docs.scripts.markdown import Quote, percent, show
-from models.loading import load_scenario
-from models.stages import STAGES, Stage
-from sim.engine.analytic import Expectation, expect
-from sim.engine.transports import Transport
+import jupytext
 
-PAGE = "docs/exercises.md"
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = ROOT / "notebooks"
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """What the pages need of one notebook."""
+
+    number: int
+    name: str
+    title: str
+    question: str
+    commands: str
+    answer: str
+    instructor: str
+    typical: dict[str, object]
+    file: str
+
+
+def _markdown(cell) -> str:
+    return cell.source.strip()
 
 
 @cache
-def expected(source: str, transport: Transport, *overrides: str) -> Expectation:
-    return expect(load_scenario(source, list(overrides)), transport)
-
-
-def stage_s(expectation: Expectation, *stages: Stage) -> float:
-    return float(sum(expectation.stage_s[STAGES.index(stage)] for stage in stages))
-
-
-def e2e_reduction(*overrides: str) -> str:
-    http = expected("codex-spark", Transport.HTTP, *overrides)
-    ws = expected("codex-spark", Transport.WS, *overrides)
-    return percent(1.0 - ws.e2e_s / http.e2e_s, 1)
-
-
-def amdahl() -> Quote:
-    """Exercise 1: the reduction at each quoted decode speed."""
-    return (
-        PAGE,
-        "reduction is {} at 250 tokens/s and {} at 300 tokens/s, against {} at 65 tokens/s "
-        "(a GPU flagship) and {} at 4,000 tokens/s.",
-        tuple(e2e_reduction(f"inference.decode_tps={tps}") for tps in (250, 300, 65, 4000)),
-    )
-
-
-def quadratic() -> Quote:
-    """Exercise 2: render plus safety per rollout at 20 and 40 tool calls, and the factor."""
-    values = []
-    for transport in (Transport.HTTP, Transport.WS):
-        at_20, at_40 = (
-            stage_s(
-                expected("codex-spark", transport, f"workload.tool_calls_per_rollout={n}"),
-                Stage.RENDER,
-                Stage.SAFETY,
+def lessons() -> tuple[Lesson, ...]:
+    found = []
+    for number, path in enumerate(sorted(NOTEBOOKS.glob("[0-9][0-9]_*.py")), start=1):
+        cells = jupytext.read(path).cells
+        tagged = {tag: cell for cell in cells for tag in cell.metadata.get("tags", [])}
+        heading = next(_markdown(c) for c in cells if c.cell_type == "markdown").splitlines()[0]
+        title = re.sub(r"^# Lesson \d+: ", "", heading)
+        found.append(
+            Lesson(
+                number=number,
+                name=re.sub(r"^\d+_", "", path.stem).replace("_", "-"),
+                title=title,
+                question=_markdown(tagged["question"]),
+                commands=_markdown(tagged["commands"]),
+                answer=_answer(tagged["answer"].source),
+                instructor=_markdown(tagged["instructor"]),
+                typical=tagged["prediction"].metadata.get("typical", {}),
+                file=f"notebooks/{path.name}",
             )
-            for n in (20, 40)
         )
-        values += [f"{at_20:.2f}", f"{at_40:.2f}", f"{at_40 / at_20:.2f}"]
-    return (
-        PAGE,
-        "Over HTTP it grows from {} s to {} s per rollout, a factor of {}; over WebSocket "
-        "from {} s to {} s, a factor of {}.",
-        tuple(values),
+    return tuple(found)
+
+
+def _answer(source: str) -> str:
+    """The ``ANSWER = \"\"\"...\"\"\"`` string of an answer cell, as one paragraph per line run."""
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "ANSWER":
+            return node.value.value.strip()
+    raise ValueError("an answer cell without ANSWER = '''...'''")
+
+
+def exercise(lesson: Lesson) -> str:
+    """One exercise of docs/exercises.md: question, commands, the answer folded away."""
+    return "\n\n".join(
+        [
+            f"## {lesson.number}. {lesson.title}",
+            lesson.question,
+            lesson.commands,
+            f"<details><summary>Answer</summary>\n\n{lesson.answer}\n\n</details>",
+        ]
     )
 
 
-def sprint() -> Quote:
-    """Exercise 3: TTFT before and after the sprint, and the saving of each change per turn."""
-    before = expected("responses-2025", Transport.HTTP)
-    after = expected("codex-spark", Transport.HTTP)
-    saved = [
-        f"{(stage_s(before, stage) - stage_s(after, stage)) / before.turns * 1e3:.1f}"
-        for stage in (Stage.HOPS, Stage.SAFETY, Stage.ROUTE, Stage.RENDER)
-    ]
-    return (
-        PAGE,
-        "Mean TTFT falls from {} ms to {} ms per turn, a {} reduction (the published figure "
-        'is "close to 45%"). Per turn, removing the hops saves {} ms, the faster classifiers '
-        "{} ms, the configuration cache {} ms and the render cache {} ms.",
-        (
-            f"{before.ttft_mean_s * 1e3:.0f}",
-            f"{after.ttft_mean_s * 1e3:.0f}",
-            percent(1 - after.ttft_mean_s / before.ttft_mean_s, 1),
-            *saved,
-        ),
+def key(lesson: Lesson) -> str:
+    """One lesson of docs/answer-key.md: the answer, a typical prediction, the notes."""
+    typical = ", ".join(f"`{name} = {value!r}`" for name, value in lesson.typical.items())
+    return "\n\n".join(
+        [
+            f"## {lesson.number}. {lesson.title} (`{lesson.file}`)",
+            f"**Question.** {lesson.question}",
+            f"**Answer.** {lesson.answer}",
+            f"**A typical prediction**, the one the test suite runs the notebook with: {typical}.",
+            lesson.instructor.removeprefix("**For the instructor.** "),
+        ]
     )
 
 
-def cache_loss() -> Quote:
-    """Exercise 4: store=true against store=false at 120 drops per hour."""
-    drops = "connection.ws_drops_per_hour=120"
-    stored = expected("codex-spark", Transport.WS, drops, "connection.store=true")
-    resent = expected("codex-spark", Transport.WS, drops, "connection.store=false")
-    return (
-        PAGE,
-        "Almost nothing: {} s against {} s per rollout. A rollout opens {} connections on "
-        "average, so about {} turns pay the failed attempt (the `recover` stage, {} s per "
-        "rollout in all)",
-        (
-            f"{stored.e2e_s:.3f}",
-            f"{resent.e2e_s:.3f}",
-            f"{resent.cold_turns:.2f}",
-            f"{resent.cold_turns - 1:.2f}",
-            f"{stage_s(resent, Stage.RECOVER):.3f}",
-        ),
-    )
-
-
-def distance() -> Quote:
-    """Exercise 5: the reduction at each quoted round-trip time."""
-    return (
-        PAGE,
-        "the reduction is {} at 5 ms, {} at 30 ms (the preset) and {} at 150 ms.",
-        tuple(e2e_reduction(f"network.rtt_ms={rtt}") for rtt in (5, 30, 150)),
-    )
-
-
-def quotes() -> list[Quote]:
-    return [amdahl(), quadratic(), sprint(), cache_loss(), distance()]
+BLOCKS = {
+    **{f"exercise-{lesson.name}": (lambda le=lesson: exercise(le)) for lesson in lessons()},
+    **{f"key-{lesson.name}": (lambda le=lesson: key(le)) for lesson in lessons()},
+}
 
 
 if __name__ == "__main__":
-    show(quotes())
+    for lesson in lessons():
+        print(exercise(lesson), end="\n\n")

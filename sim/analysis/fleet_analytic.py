@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from models.scenario import Scenario
+from models.scenario_hash import scenario_hash
 from models.stages import POOLS, STAGE_COLUMN, Stage
 from sim.analysis.fleet_demand import FleetDemand, fleet_demand
 from sim.analysis.fleet_model import FleetPoint, closed_curve, open_point
@@ -64,8 +65,9 @@ def _result(
         "scenario": scenario.name,
         "transport": transport,
         "engine": ANALYTIC_FLEET_ENGINE,
-        "seed": scenario.seed,
+        "seed": None,
         "rollouts": None,
+        "scenario_hash": scenario_hash(scenario),
     }
     if not point.stable:
         return RunResult(**head, e2e_s=None, ttft_s=None, fleet=stats)

@@ -15,6 +15,7 @@ from dataclasses import replace
 import numpy as np
 
 from models.scenario import Scenario
+from models.scenario_hash import scenario_hash
 from models.stages import POOLS, STAGE_COLUMN, Pool, Stage
 from sim.analysis.fleet_demand import fleet_demand
 from sim.analysis.fleet_results import FleetStats, LoadPoint, MeanCi
@@ -82,6 +83,7 @@ def fleet_result(
         "engine": FLEET_ENGINE,
         "seed": scenario.seed,
         "rollouts": pooled.count,
+        "scenario_hash": scenario_hash(scenario),
     }
     if not stable or pooled.count == 0:
         return RunResult(**head, e2e_s=None, ttft_s=None, fleet=stats)

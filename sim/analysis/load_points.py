@@ -1,8 +1,11 @@
-"""Load points as a user writes them: a comma-separated list of positive numbers."""
+"""Load points as a user writes them (a comma-separated list of positive numbers), and the
+scenarios of a fleet at each."""
 
 from __future__ import annotations
 
 from models.errors import ScenarioError
+from models.loading import with_changes
+from models.scenario import Scenario
 
 
 def parse_points(option: str, text: str, kind: type) -> list:
@@ -15,3 +18,18 @@ def parse_points(option: str, text: str, kind: type) -> list:
         what = "integers >= 1" if kind is int else "numbers > 0"
         raise ScenarioError(f"{option} = {text!r}: expected a comma-separated list of {what}")
     return values
+
+
+def load_scenarios(
+    scenario: Scenario, agents: list[int] | None = None, rates: list[float] | None = None
+) -> list[Scenario]:
+    """``scenario`` under closed populations of ``agents`` or open arrivals at ``rates``
+    (rollouts per second): exactly one of the two."""
+    if (agents is None) == (rates is None):
+        raise ScenarioError("load points: give exactly one of --agents or --rates")
+    if agents is not None:
+        return [with_changes(scenario, ['load.kind="closed"', f"load.agents={n}"]) for n in agents]
+    return [
+        with_changes(scenario, ['load.kind="open"', f"load.rollouts_per_s={rate!r}"])
+        for rate in rates
+    ]

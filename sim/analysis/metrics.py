@@ -10,6 +10,8 @@ class Metric(StrEnum):
 
     SPEC = "spec"
     SCENARIO = "scenario"
+    SCENARIO_HASH = "scenario_hash"
+    OVERRIDES = "overrides"
     TRANSPORT = "transport"
     ENGINE = "engine"
     SEED = "seed"
@@ -82,6 +84,8 @@ REDUCTIONS: tuple[Metric, ...] = (
 """The reductions a comparison reports, each with its 95% CI."""
 
 _LABELS = {
+    Metric.SCENARIO_HASH: "hash of the resolved scenario, seed aside",
+    Metric.OVERRIDES: "the --set overrides applied to the scenario",
     Metric.E2E_S: "end-to-end time per rollout (s)",
     Metric.TTFT_S: "time to first token per turn (s)",
     Metric.BUDGET_S: "seconds per rollout on the critical path",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,6 +17,9 @@ from models.stages import STAGES, Stage
 from sim.analysis.fleet_results import FleetStats
 from sim.analysis.metrics import REDUCTIONS, Metric, Statistic
 from sim.engine.transports import Transport
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Interval = tuple[float, float]
 
@@ -60,14 +63,15 @@ class RunResult:
     """One spec under one engine: the latency budget per rollout (and a fleet's statistics).
 
     The budget fields are None only for an unstable fleet point, whose means
-    do not exist.
+    do not exist.  ``seed`` and ``rollouts`` are None for the analytic engines,
+    which draw nothing.
     """
 
     spec: str
     scenario: str
     transport: Transport
     engine: str
-    seed: int
+    seed: int | None
     rollouts: int | None
     e2e_s: Latency | None
     ttft_s: Latency | None
@@ -78,6 +82,10 @@ class RunResult:
     reconnects_per_rollout: float | None = None
     approximations: tuple[str, ...] = ()
     fleet: FleetStats | None = None
+    scenario_hash: str | None = None
+    """``models.scenario_hash``: tells two scenarios apart (the seed is reported beside it)."""
+    overrides: tuple[str, ...] = ()
+    """The ``PATH=VALUE`` overrides applied to the spec's scenario, in order."""
 
     @property
     def stable(self) -> bool:
@@ -92,6 +100,8 @@ class RunResult:
         head: dict[str, Any] = {
             Metric.SPEC: self.spec,
             Metric.SCENARIO: self.scenario,
+            Metric.SCENARIO_HASH: self.scenario_hash,
+            Metric.OVERRIDES: list(self.overrides),
             Metric.TRANSPORT: self.transport.value,
             Metric.ENGINE: self.engine,
             Metric.SEED: self.seed,
@@ -122,6 +132,12 @@ class RunResult:
     def flat(self) -> dict[str, Any]:
         return flatten(self.to_json())
 
+    def to_frame(self) -> pd.DataFrame:
+        """One row: ``flat()``'s columns (those of a sweep's Parquet rows)."""
+        import pandas as pd
+
+        return pd.DataFrame([self.flat()])
+
 
 @dataclass(frozen=True)
 class Comparison:
@@ -143,6 +159,16 @@ class Comparison:
                 out[metric.value] = estimate.value
                 out[metric.ci95.value] = _pair(estimate.ci95)
         return out
+
+    def to_frame(self) -> pd.DataFrame:
+        """Two rows, a then b (``side``), with ``RunResult.to_frame``'s columns; b's row
+        also holds the reductions, as the non-baseline rows of a sweep do."""
+        import pandas as pd
+
+        payload = self.to_json()
+        reductions = flatten({k: v for k, v in payload.items() if k not in ("a", "b")})
+        rows = [{"side": "a", **self.a.flat()}, {"side": "b", **self.b.flat(), **reductions}]
+        return pd.DataFrame(rows)
 
 
 def flatten(summary: dict[str, Any], prefix: str = "") -> dict[str, Any]:

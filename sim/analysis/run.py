@@ -66,6 +66,8 @@ class Run:
     records: RolloutRecords | None = None
     expectation: Expectation | None = None
     fleet: list[Replication] | None = None
+    overrides: tuple[str, ...] = ()
+    """The ``PATH=VALUE`` overrides the scenario was loaded with (recorded in the result)."""
 
     def turn_records(self) -> TurnRecords:
         """The per-turn rows the run kept (the first fleet replication's sample for a fleet)."""
@@ -93,8 +95,9 @@ def execute(
     rollouts: int,
     keep_turns: bool = False,
     progress: Progress | None = None,
+    overrides: tuple[str, ...] = (),
 ) -> Run:
-    """Evaluate one spec with the chosen engine."""
+    """Evaluate one spec with the chosen engine; ``overrides`` are recorded in the run."""
     if rollouts < 1:
         raise ScenarioError(f"rollouts = {rollouts}: must be an integer >= 1")
     if engine is Engine.ANALYTIC:
@@ -103,11 +106,10 @@ def execute(
                 "engine = 'analytic': it models one agent without contention; "
                 "use --engine des with load settings, or load.agents = 1"
             )
-        return Run(spec, scenario, engine, rollouts, expectation=expect(scenario, spec.transport))
+        expectation = expect(scenario, spec.transport)
+        return Run(spec, scenario, engine, rollouts, expectation=expectation, overrides=overrides)
     if is_fleet(scenario):
-        traced = TRACE_ROLLOUTS if keep_turns else 0
-        return Run(
-            spec, scenario, engine, rollouts, fleet=run_fleet(scenario, spec.transport, traced)
-        )
+        fleet = run_fleet(scenario, spec.transport, TRACE_ROLLOUTS if keep_turns else 0)
+        return Run(spec, scenario, engine, rollouts, fleet=fleet, overrides=overrides)
     records = simulate(scenario, spec.transport, rollouts, keep_turns, progress)
-    return Run(spec, scenario, engine, rollouts, records=records)
+    return Run(spec, scenario, engine, rollouts, records=records, overrides=overrides)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
+from models.scenario_hash import scenario_hash
 from models.stages import STAGES
 from sim.analysis.fleet_summary import fleet_reductions, fleet_result
 from sim.analysis.metrics import Metric
@@ -13,18 +16,23 @@ from sim.analysis.stats import mean_ci95, ratio_ci95, reduction
 
 
 def summarize(run: Run) -> RunResult:
-    """The result of one run: latency statistics, the budget per stage, API work."""
+    """The result of one run: latency statistics, the budget per stage, API work, and the
+    overrides the run's scenario was loaded with."""
     if run.fleet is not None:
-        return fleet_result(run.spec.text, run.scenario, run.spec.transport, run.fleet)
+        result = fleet_result(run.spec.text, run.scenario, run.spec.transport, run.fleet)
+        return replace(result, overrides=run.overrides)
+    simulated = run.records is not None
     head = {
         "spec": run.spec.text,
         "scenario": run.scenario.name,
         "transport": run.spec.transport,
         "engine": run.engine.value,
-        "seed": run.scenario.seed,
-        "rollouts": run.rollouts,
+        "seed": run.scenario.seed if simulated else None,
+        "rollouts": run.rollouts if simulated else None,
+        "scenario_hash": scenario_hash(run.scenario),
+        "overrides": run.overrides,
     }
-    if run.records is not None:
+    if simulated:
         r = run.records
         return RunResult(
             **head,

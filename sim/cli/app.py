@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import numpy as np
 import tomli_w
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
@@ -19,7 +20,9 @@ from rich.table import Table
 
 from models.errors import ScenarioError
 from models.hardware import hardware_registry
-from models.loading import preset_names, preset_text, raw_scenario, validate
+from models.loading import load_scenario, preset_names, raw_scenario, scenario_text, validate
+from models.scenario_hash import scenario_hash
+from sim.analysis.export import output_paths, record_tables, write_records
 from sim.analysis.run import Engine, Run, execute, load, parse_engine, parse_spec
 from sim.analysis.summary import compare as compare_runs
 from sim.analysis.summary import summarize
@@ -77,6 +80,12 @@ def run_options(command):
                 type=click.Path(dir_okay=False, path_type=Path),
                 help="write the simulated turns as Chrome trace events (Perfetto)",
             ),
+            click.option(
+                "--out",
+                type=click.Path(dir_okay=False, path_type=Path),
+                help="write the records, one row per rollout and per turn: FILE.parquet, "
+                ".csv (turns in FILE.turns.*) or .json",
+            ),
         ]
     ):
         command = option(command)
@@ -104,13 +113,23 @@ def presets() -> None:
 @app.command()
 @click.argument("name")
 @click.option("--resolved", is_flag=True, help="print every field, the hardware profile filled in")
-def show(name: str, resolved: bool) -> None:
-    """Print preset NAME (or a TOML file) as TOML, ready to copy and edit."""
+@click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="PATH=VALUE",
+    help="with --resolved: apply an override first, as run does; repeatable",
+)
+def show(name: str, resolved: bool, sets: tuple[str, ...]) -> None:
+    """Print preset or TOML file NAME as TOML, ready to copy and edit."""
+    scenario = load_scenario(name, sets)
     if resolved:
-        scenario = validate(raw_scenario(name))
+        click.echo(f"# scenario hash: {scenario_hash(scenario)} (seed aside)")
         click.echo(tomli_w.dumps(scenario.model_dump(mode="json", by_alias=True)))
+    elif sets:
+        raise ScenarioError("--set: needs --resolved (the file is shown as written)")
     else:
-        click.echo(preset_text(name), nl=False)
+        click.echo(scenario_text(name), nl=False)
 
 
 @app.command()
@@ -124,12 +143,12 @@ def run(
     engine: str,
     as_json: bool,
     trace: Path | None,
+    out: Path | None,
 ) -> None:
     """Simulate SPEC (PRESET_OR_FILE.toml[:TRANSPORT], e.g. codex-spark:ws); print its budget."""
-    outcome = _execute(spec, rollouts, seed, sets, engine, trace is not None)
+    outcome = _execute(spec, rollouts, seed, sets, engine, trace, out)
     result = summarize(outcome)
-    if trace is not None:
-        _write_trace(trace, {outcome.spec.text: outcome})
+    _write_files(trace, out, {spec: outcome})
     if as_json:
         _print_json(result.to_json())
     else:
@@ -149,13 +168,13 @@ def compare(
     engine: str,
     as_json: bool,
     trace: Path | None,
+    out: Path | None,
 ) -> None:
     """Compare SPEC_A (baseline) with SPEC_B on the same workload draws."""
-    a = _execute(spec_a, rollouts, seed, sets, engine, trace is not None)
-    b = _execute(spec_b, rollouts, seed, sets, engine, trace is not None)
+    a = _execute(spec_a, rollouts, seed, sets, engine, trace, out)
+    b = _execute(spec_b, rollouts, seed, sets, engine, trace, out)
     result = compare_runs(a, b)
-    if trace is not None:
-        _write_trace(trace, {f"a: {a.spec.text}": a, f"b: {b.spec.text}": b})
+    _write_files(trace, out, {"a": a, "b": b})
     if as_json:
         _print_json(result.to_json())
     else:
@@ -175,23 +194,51 @@ def _execute(
     seed: int | None,
     sets: tuple[str, ...],
     engine_name: str,
-    keep_turns: bool,
+    trace: Path | None,
+    out: Path | None,
 ) -> Run:
     spec = parse_spec(spec_text)
     engine = parse_engine(engine_name)
     scenario = load(spec, sets, seed)
-    if keep_turns and engine is Engine.ANALYTIC:
-        raise ScenarioError("--trace: needs --engine des (the analytic engine has no turns)")
+    for option, path in (("--trace", trace), ("--out", out)):
+        if path is not None and engine is Engine.ANALYTIC:
+            raise ScenarioError(
+                f"{option}: needs --engine des (the analytic engine draws no turns)"
+            )
+    if out is not None:
+        output_paths(out)
+    keep_turns = trace is not None or out is not None
     if not sys.stderr.isatty() or engine is Engine.ANALYTIC:
-        return execute(spec, scenario, engine, rollouts, keep_turns)
+        return execute(spec, scenario, engine, rollouts, keep_turns, overrides=sets)
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task(spec.text, total=rollouts)
-        return execute(spec, scenario, engine, rollouts, keep_turns, lambda n: bar.advance(task, n))
+
+        def advance(done: int) -> None:
+            bar.advance(task, done)
+
+        return execute(spec, scenario, engine, rollouts, keep_turns, advance, sets)
 
 
-def _write_trace(path: Path, runs: dict[str, Run]) -> None:
-    write_trace(path, {label: r.turn_records() for label, r in runs.items()})
+def _write_files(trace: Path | None, out: Path | None, runs: dict[str, Run]) -> None:
+    """Write the trace and the records asked for (runs by label: the spec, or a and b of a
+    comparison); say on standard error what was written."""
+    if trace is not None:
+        labelled = {
+            label if label == r.spec.text else f"{label}: {r.spec.text}": r.turn_records()
+            for label, r in runs.items()
+        }
+        write_trace(trace, labelled)
+        rollouts = sum(len(np.unique(turns.rollout)) for turns in labelled.values())
+        click.echo(f"wrote {trace}: the turns of {rollouts} rollouts (ui.perfetto.dev)", err=True)
+    if out is not None:
+        tables = record_tables(runs)
+        written = ", ".join(str(path) for path in write_records(out, tables))
+        click.echo(
+            f"wrote {written}: {tables.rollouts.num_rows:,} rollouts, "
+            f"{tables.turns.num_rows:,} turns",
+            err=True,
+        )
 
 
 def _print_json(payload: dict[str, Any]) -> None:

@@ -11,14 +11,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
-from models.errors import ScenarioError
-from models.loading import with_changes
 from models.scenario import Scenario
 from models.stages import POOLS, Stage
-from sim.analysis.capacity import with_agents
 from sim.analysis.fleet_analytic import analytic_points
 from sim.analysis.fleet_summary import fleet_result, run_fleet
-from sim.analysis.load_points import parse_points
+from sim.analysis.load_points import load_scenarios, parse_points
 from sim.analysis.metrics import Metric
 from sim.analysis.results import RunResult
 from sim.analysis.run import Engine, parse_engine, parse_spec
@@ -75,15 +72,11 @@ def load(
     parsed = parse_spec(spec)
     chosen = parse_engine(engine)
     scenario = load_scenario_of(parsed, sets, seed)
-    if (agents is None) == (rates is None):
-        raise ScenarioError("load points: give exactly one of --agents or --rates")
-    if agents is not None:
-        points = [with_agents(scenario, n) for n in parse_points("--agents", agents, int)]
-    else:
-        points = [
-            with_changes(scenario, ['load.kind="open"', f"load.rollouts_per_s={rate!r}"])
-            for rate in parse_points("--rates", rates, float)
-        ]
+    points = load_scenarios(
+        scenario,
+        None if agents is None else parse_points("--agents", agents, int),
+        None if rates is None else parse_points("--rates", rates, float),
+    )
     if chosen is Engine.ANALYTIC:
         results = analytic_points(spec, points, parsed.transport)
     else:

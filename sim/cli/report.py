@@ -81,24 +81,36 @@ def print_compare(console: Console, comparison: Comparison) -> None:
 
 
 def _title(result: RunResult) -> str:
-    title = f"{result.spec} ({result.engine}, {result.rollouts} rollouts, seed {result.seed})"
+    """Spec, engine, what was drawn (simulations only), the scenario's hash and overrides."""
+    drawn = "" if result.seed is None else f", {result.rollouts} rollouts, seed {result.seed}"
+    title = f"{result.spec} ({result.engine}{drawn}, scenario {result.scenario_hash})"
     if result.approximations:
         title += f" [approximate: {', '.join(result.approximations)}]"
+    if result.overrides:
+        title += f"\n  --set {' --set '.join(result.overrides)}"
     return title
 
 
 def _headline(result: RunResult) -> str:
+    """Means, with intervals and percentiles where simulated; clauses separated by ';'."""
     e2e, ttft = result.e2e_s, result.ttft_s
-    parts = [f"e2e mean {e2e.mean:.3f} s"]
+    e2e_text = f"e2e mean {e2e.mean:.3f} s"
     if e2e.ci95 is not None:
-        parts.append(f"(95% CI {e2e.ci95[0]:.3f}-{e2e.ci95[1]:.3f})")
-        parts.append(f"p50 {e2e.p50:.2f} p95 {e2e.p95:.2f} p99 {e2e.p99:.2f} s;")
-    parts.append(f"TTFT mean {ttft.mean * 1000:.0f} ms")
+        e2e_text += (
+            f" (95% CI {e2e.ci95[0]:.3f}-{e2e.ci95[1]:.3f}),"
+            f" p50 {e2e.p50:.2f} p95 {e2e.p95:.2f} p99 {e2e.p99:.2f} s"
+        )
+    ttft_text = f"TTFT mean {ttft.mean * 1000:.0f} ms"
     if ttft.p95 is not None:
-        parts.append(f"p95 {ttft.p95 * 1000:.0f} ms;")
-    parts.append(f"API work {result.api_cpu_s_per_rollout:.2f} s/rollout;")
-    parts.append(f"{result.turns_per_rollout:.1f} requests/rollout")
-    return " ".join(parts)
+        ttft_text += f", p95 {ttft.p95 * 1000:.0f} ms"
+    return "; ".join(
+        [
+            e2e_text,
+            ttft_text,
+            f"API work {result.api_cpu_s_per_rollout:.2f} s/rollout",
+            f"{result.turns_per_rollout:.1f} requests/rollout",
+        ]
+    )
 
 
 def _percent_with_ci(comparison: Comparison, metric: Metric) -> str:

@@ -26,25 +26,26 @@ FAILED_POINTS = 1
     "--out",
     required=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="results directory (Parquet parts, the sweep file, a manifest)",
+    help="results directory: Parquet parts (readable as one dataset), the sweep file, a manifest",
 )
 @click.option(
     "--workers",
     type=int,
     default=None,
-    help="local Dask worker processes (default: one per core); 0 runs in this process",
+    help="local Dask worker processes; 0 runs in this process (default: 0 for an analytic "
+    "sweep, one per core for a DES sweep)",
 )
 @click.option(
     "--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://host:8786"
 )
 @click.option("--resume", is_flag=True, help="run only the points missing from --out")
 def sweep(file: Path, out: Path, workers: int | None, scheduler: str | None, resume: bool) -> None:
-    """Run the parameter sweep FILE (TOML) and write its results to --out as Parquet."""
-    if importlib.util.find_spec("distributed") is None:
-        raise ScenarioError(
-            "sweep: runs on Dask, which is not installed; pip install 'loopbudget[sweep]'"
-        )
-    from sim.sweep.execute import run_sweep
+    """Run the parameter sweep FILE (TOML) and write its results to --out as Parquet.
+
+    An analytic sweep runs in this process unless --workers or --scheduler asks for Dask;
+    a DES sweep runs on a local Dask cluster.
+    """
+    from sim.sweep.execute import default_sweep_workers, run_sweep
     from sim.sweep.sweepfile import load_sweep
 
     if workers is not None and scheduler is not None:
@@ -52,6 +53,13 @@ def sweep(file: Path, out: Path, workers: int | None, scheduler: str | None, res
     if workers is not None and workers < 0:
         raise ScenarioError(f"--workers = {workers}: must be >= 0")
     loaded = load_sweep(file)
+    if workers is None and scheduler is None:
+        workers = default_sweep_workers(loaded)
+    if workers != 0 and importlib.util.find_spec("distributed") is None:
+        raise ScenarioError(
+            "sweep: this sweep runs on Dask, which is not installed; "
+            "pip install 'loopbudget[sweep]', or --workers 0 to run it in this process"
+        )
     outcome = run_sweep(loaded, out, workers, scheduler, resume)
     unit = "points" if len(loaded.seeds) == 1 else "points x seeds"
     shape = (
@@ -91,7 +99,7 @@ def sweep(file: Path, out: Path, workers: int | None, scheduler: str | None, res
     type=click.Choice(["line", "heatmap", "tornado"]),
     default="line",
     show_default=True,
-    help="line: y against x with 95%% bands; heatmap: y as colour over x and hue; "
+    help="line: y against x with 95% bands; heatmap: y as colour over x and hue; "
     "tornado: one-at-a-time sensitivity",
 )
 @click.option(

@@ -62,15 +62,16 @@ def simulated(scenario_json: str, transport: Transport, rollouts: int) -> Run:
 
 def simulate_all(
     scenario: Scenario, transports: tuple[Transport, ...], rollouts: int, where: DeltaGenerator
-) -> data.Results:
-    """DES results of every transport, with a progress bar while any is not cached yet."""
+) -> tuple[data.Results, list[Run]]:
+    """DES results of every transport and their runs, with a progress bar while any is not
+    cached yet."""
     bar = where.progress(0.0)
     runs = []
     for done, transport in enumerate(transports):
         bar.progress(done / len(transports), text=f"simulating {transport}: {rollouts} rollouts")
         runs.append(simulated(scenario.model_dump_json(), transport, rollouts))
     bar.empty()
-    return data.results_of(runs)
+    return data.results_of(runs), runs
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
@@ -122,6 +123,20 @@ def sweep_png(
     kind, x, y, hue = choice
     figure = sweeps.sweep_figure(_results, kind, x, y, hue, dict(where), transports)
     return sweeps.png_bytes(figure)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def sweep_svg(
+    source: str,
+    _results: SweepResults,
+    choice: tuple[str, str | None, str, str | None],
+    where: tuple[tuple[str, Any], ...],
+    transports: tuple[str, ...],
+) -> bytes:
+    """The same sweep figure as SVG."""
+    kind, x, y, hue = choice
+    figure = sweeps.sweep_figure(_results, kind, x, y, hue, dict(where), transports)
+    return sweeps.svg_bytes(figure)
 
 
 def requested(key: str, clicked: bool) -> bool:

@@ -29,6 +29,8 @@ from sim.engine.records import TurnRecords
 from sim.engine.transports import Transport
 
 DEFAULT_TRANSPORTS = (Transport.HTTP, Transport.WS)
+TABLE_ROW_PX = 35
+"""Height of one row of ``st.dataframe`` (its default row height)."""
 
 
 @dataclass(frozen=True)
@@ -171,14 +173,9 @@ def scaling_frame(
     return pd.DataFrame(rows)
 
 
-def growth_exponents(frame: pd.DataFrame, field: str) -> dict[str, float]:
-    """Log-log slope of ``field`` against tool calls over the last two points, per transport:
-    about 2 for work that grows with the square of the turns, 1 for linear growth."""
-    slopes = {}
-    for transport, part in frame.groupby("transport", sort=False):
-        (x0, y0), (x1, y1) = part[["tool_calls", field]].to_numpy()[-2:]
-        slopes[str(transport)] = float(np.log(y1 / y0) / np.log(x1 / x0))
-    return slopes
+def table_height_px(rows: int) -> int:
+    """A table's height showing every row and its header, without a scroll box."""
+    return (rows + 1) * TABLE_ROW_PX + 3
 
 
 def rollout_frame(

@@ -10,7 +10,7 @@ import streamlit as st
 from models.errors import ScenarioError
 from models.scenario import Scenario
 from sim.analysis.capacity import Slo, SloMetric
-from sim.dashboard import charts
+from sim.dashboard import charts, downloads
 from sim.dashboard import load as fleet
 from sim.dashboard.cache import (
     fleet_capacity,
@@ -54,8 +54,16 @@ def load_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
         bar.empty()
         latency = pd.concat([latency, fleet.latency_frame(points)], ignore_index=True)
         utilization = pd.concat([utilization, fleet.utilization_frame(points)], ignore_index=True)
-    st.altair_chart(charts.latency_chart(latency))
-    st.altair_chart(charts.utilization_chart(utilization))
+    name = scenario.name
+    for chart, title in (
+        (charts.latency_chart(latency), f"{name}-load-latency"),
+        (charts.utilization_chart(utilization), f"{name}-load-utilization"),
+    ):
+        st.altair_chart(chart, theme=None)
+        downloads.chart_downloads(chart, title)
+    st.caption("the load table (analytic and simulated rows)")
+    downloads.table_download(latency, f"{name}-load-latency-table")
+    downloads.table_download(utilization, f"{name}-load-utilization-table")
     capacity_view(scenario, transports)
 
 

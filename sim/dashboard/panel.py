@@ -33,6 +33,8 @@ Table = dict[str, Any]
 BASE = "base"
 BASE_LABEL = "base_label"
 UPLOAD_ERROR = "upload_error"
+UPLOADED = "uploaded"
+"""The preset box's entry for the uploaded scenario while it is in use."""
 CONTROL_PREFIXES = ("knob:", "field:")
 
 
@@ -50,8 +52,11 @@ def load_base(scenario: Scenario, label: str) -> None:
 
 def on_preset() -> None:
     name = st.session_state["preset"]
+    if name not in preset_names():
+        return
     load_base(validate(raw_scenario(name)), f"preset {name}")
     st.session_state.pop(UPLOAD_ERROR, None)
+    st.session_state.pop(UPLOADED, None)
 
 
 def on_upload() -> None:
@@ -66,6 +71,8 @@ def on_upload() -> None:
         return
     st.session_state.pop(UPLOAD_ERROR, None)
     load_base(scenario, f"uploaded {upload.name}")
+    st.session_state[UPLOADED] = f"uploaded: {upload.name}"
+    st.session_state["preset"] = st.session_state[UPLOADED]
 
 
 def follow(key: str, default: Any) -> None:
@@ -170,8 +177,13 @@ def scenario_panel() -> Scenario:
     bar = st.sidebar
     bar.header("Scenario")
     presets = preset_names()
+    uploaded = [st.session_state[UPLOADED]] if UPLOADED in st.session_state else []
     bar.selectbox(
-        "preset", presets, index=presets.index(DEFAULT_PRESET), key="preset", on_change=on_preset
+        "preset (or the uploaded scenario)",
+        [*uploaded, *presets],
+        index=0 if uploaded else presets.index(DEFAULT_PRESET),
+        key="preset",
+        on_change=on_preset,
     )
     if BASE not in st.session_state:
         on_preset()
@@ -195,12 +207,12 @@ def scenario_panel() -> Scenario:
             groups[knob.group].subheader(knob.group)
         table, scenario = turn_knob(knob, table, scenario, groups[knob.group])
 
-    left, right = bar.columns(2)
-    left.button("Reset controls", on_click=reset_controls)
-    right.download_button(
-        "Download TOML",
+    bar.button("Reset controls", on_click=reset_controls, width="stretch")
+    bar.download_button(
+        "Download the scenario (TOML)",
         scenario_toml(scenario),
         file_name=f"{scenario.name}.toml",
         mime="application/toml",
+        width="stretch",
     )
     return scenario

@@ -7,8 +7,8 @@ from pathlib import Path
 import streamlit as st
 
 from models.errors import ScenarioError
-from sim.dashboard import sweeps
-from sim.dashboard.cache import sweep_png, sweep_results
+from sim.dashboard import downloads, sweeps
+from sim.dashboard.cache import sweep_png, sweep_results, sweep_svg
 from sim.sweep.labels import default_metric
 from sim.sweep.results_table import Results as SweepResults
 
@@ -37,7 +37,9 @@ def sweep_view() -> None:
         st.info("These rows have no numeric result columns to plot.")
         return
     kind_box, x_box, y_box, hue_box = st.columns(4)
-    kind = kind_box.selectbox("plot", sweeps.KINDS, key="sweep:kind")
+    preferred_kind = sweeps.default_kind(results)
+    kinds = ("tornado",) if preferred_kind == "tornado" else sweeps.KINDS
+    kind = kind_box.selectbox("plot", kinds, key=f"sweep:kind:{preferred_kind}")
     preferred = default_metric(metrics)
     y = y_box.selectbox(
         "metric", metrics, index=metrics.index(preferred) if preferred in metrics else 0
@@ -60,12 +62,21 @@ def sweep_view() -> None:
     if kind != "tornado":
         for axis, values in sweeps.free_axes(results, (x, hue), chosen).items():
             where[axis] = st.select_slider(f"{axis} (fixed)", values, key=f"where:{axis}")
+    choice, fixed = (kind, x, y, hue), tuple(where.items())
     try:
-        png = sweep_png(key, results, (kind, x, y, hue), tuple(where.items()), chosen)
+        png = sweep_png(key, results, choice, fixed, chosen)
     except ScenarioError as error:
         st.error(str(error))
         return
     st.image(png)
+    downloads.buttons(
+        st.container(),
+        "-".join(filter(None, [results.name, kind, y, x, hue])),
+        {
+            ".png": ("image/png", lambda: png),
+            ".svg": ("image/svg+xml", lambda: sweep_svg(key, results, choice, fixed, chosen)),
+        },
+    )
 
 
 def _chosen_sweep(source: str) -> tuple[str, SweepResults] | None:

@@ -19,7 +19,7 @@ from models.errors import ScenarioError
 from sim.sweep.plots import heat_map, line_plot, tornado
 from sim.sweep.results_table import Results
 from sim.sweep.rows import BASELINE, ERROR, INTEGER_COLUMNS, TRANSPORT
-from sim.sweep.store import MANIFEST
+from sim.sweep.store import MANIFEST, metadata_path
 
 KINDS = ("line", "heat map", "tornado")
 PNG_DPI = 130
@@ -29,7 +29,7 @@ def results_dirs(root: Path) -> list[Path]:
     """Sweep results directories directly under ``root`` (those with a manifest)."""
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir() if (p / MANIFEST).is_file())
+    return sorted(p for p in root.iterdir() if metadata_path(p, MANIFEST).is_file())
 
 
 def results_from_parquet(file_name: str, content: bytes) -> Results:
@@ -109,3 +109,20 @@ def png_bytes(figure: Figure) -> bytes:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=PNG_DPI)
     return buffer.getvalue()
+
+
+def svg_bytes(figure: Figure) -> bytes:
+    """The figure as SVG."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="svg")
+    return buffer.getvalue()
+
+
+def default_kind(results: Results) -> str:
+    """The plot a sweep was made for: a tornado for a one-at-a-time sweep (every row
+    moves at most one axis off its base value), else a line."""
+    rows = results.table.select(list(results.axes)).to_pylist()
+    one_at_a_time = len(results.axes) > 1 and all(
+        sum(value is not None for value in row.values()) <= 1 for row in rows
+    )
+    return "tornado" if one_at_a_time else "line"

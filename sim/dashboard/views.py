@@ -5,8 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from models.scenario import Scenario
+from sim.analysis.export import rollout_table
 from sim.analysis.metrics import Metric
-from sim.dashboard import charts, data
+from sim.dashboard import charts, data, downloads
 from sim.dashboard.cache import (
     amdahl_curve,
     analytic,
@@ -18,15 +19,24 @@ from sim.dashboard.cache import (
 )
 from sim.dashboard.panel import follow
 from sim.dashboard.rescale import decode_tps, mean_tool_calls, with_decode_tps, with_tool_calls
+from sim.dashboard.slopes import slope_caption
 from sim.engine.transports import Transport
 
 DEFAULT_ROLLOUTS = 500
 TURNS_SHOWN = "rollout:turns"
 
 
-def show(figure: charts.Figure) -> None:
-    """A stage chart at its full height (Streamlit would clip a legend below the plot)."""
-    st.altair_chart(figure.chart, width="stretch", height=figure.height_px)
+def show(figure: charts.Figure, title: str) -> None:
+    """A stage chart at its full height (Streamlit would clip a legend below the plot), in
+    its own fonts (no Streamlit theme), with PNG and SVG downloads."""
+    st.altair_chart(figure.chart, width="stretch", height=figure.height_px, theme=None)
+    downloads.chart_downloads(figure.chart, title)
+
+
+def show_chart(chart, title: str) -> None:
+    """A chart in its own fonts, with PNG and SVG downloads."""
+    st.altair_chart(chart, width="stretch", theme=None)
+    downloads.chart_downloads(chart, title)
 
 
 def reduction_metrics(results: data.Results, simulated_run: bool) -> None:
@@ -73,10 +83,16 @@ def budget_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     key = run_key(scenario, transports, "des", int(rollouts))
     simulated_run = requested(key, run_box.button("Simulate (DES)", type="primary"))
     if simulated_run:
-        results = simulate_all(scenario, transports, int(rollouts), note_box)
+        results, runs = simulate_all(scenario, transports, int(rollouts), note_box)
         note_box.caption(
             f"Simulated: {results.rollouts} rollouts, seed {scenario.seed}, "
             "same workload draws under every transport."
+        )
+        rollouts_box.caption("per-rollout records")
+        downloads.rollouts_download(
+            rollout_table({r.spec.transport.value: r for r in runs}),
+            f"{scenario.name}-rollouts",
+            rollouts_box,
         )
     else:
         note_box.caption("Expected values (analytic engine). Simulate for 95% CIs.")
@@ -84,11 +100,16 @@ def budget_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     for comparison in results.comparisons.values():
         st.markdown(f"#### {data.verdict(comparison)}")
     budget = data.budget_frame(results)
-    show(charts.budget_chart(budget))
+    show(charts.budget_chart(budget), f"{scenario.name}-budget")
     with st.expander("The budget as a table"):
         table = data.budget_table(budget)
         shares = [column for column in table.columns if column.endswith("share")]
-        st.dataframe(table.style.format("{:.3f}").format("{:.1%}", subset=shares), width="stretch")
+        st.dataframe(
+            table.style.format("{:.3f}").format("{:.1%}", subset=shares),
+            width="stretch",
+            height=data.table_height_px(len(table)),
+        )
+        downloads.table_download(table, f"{scenario.name}-budget-table")
 
 
 def rollout_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
@@ -102,7 +123,7 @@ def rollout_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     st.session_state[TURNS_SHOWN] = (min(low, last), min(high, last))
     turns = right.slider("turns shown", 0, last, key=TURNS_SHOWN)
     frame = one_rollout(scenario.model_dump_json(), transports, int(rollout), turns)
-    show(charts.rollout_chart(frame))
+    show(charts.rollout_chart(frame), f"{scenario.name}-rollout-{int(rollout)}")
     st.caption(
         "The same rollout (same seed, same tool calls, outputs and tool times) under each "
         "transport; only the transport differs. The last turns are shown first: their "
@@ -117,7 +138,7 @@ def amdahl_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     speed = decode_tps(scenario)
     curve = amdahl_curve(with_decode_tps(scenario, 1.0).model_dump_json(), transports)
     point = data.amdahl_point(analytic(scenario.model_dump_json(), transports), speed)
-    st.altair_chart(charts.amdahl_chart(curve, point, transports[0].value), width="stretch")
+    show_chart(charts.amdahl_chart(curve, point, transports[0].value), f"{scenario.name}-amdahl")
     st.caption(
         "Amdahl's law: the transport only saves API, network and safety time. While decode "
         "is slow that time hides behind inference; at 1,000+ tokens/s it is a large share of "
@@ -127,11 +148,6 @@ def amdahl_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
 
 def scaling_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     frame = scaling_curves(with_tool_calls(scenario, 1).model_dump_json(), transports)
-    st.altair_chart(charts.scaling_chart(frame, mean_tool_calls(scenario)), width="stretch")
-    slopes = data.growth_exponents(frame, "api_cpu_s")
-    growth = ", ".join(f"{name} {slope:.2f}" for name, slope in slopes.items())
-    st.caption(
-        "Per-request HTTP rebuilds the whole history every turn, so its API work over a "
-        "rollout grows with the square of the turns; WebSocket mode processes only the new "
-        f"input, so it grows linearly. Log-log slope of API work near 100 calls: {growth}."
-    )
+    chart = charts.scaling_chart(frame, mean_tool_calls(scenario))
+    show_chart(chart, f"{scenario.name}-scaling")
+    st.caption(slope_caption(scenario, transports))

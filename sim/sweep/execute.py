@@ -1,9 +1,10 @@
 """Run a sweep: split it into chunks, evaluate them here or on Dask, write each as it finishes.
 
-``workers = 0`` evaluates the chunks in this process, in order.  Otherwise a
-``dask.distributed`` client does: on a ``LocalCluster`` of worker processes
-bound to 127.0.0.1 (one per core unless told), or on an existing scheduler
-given by its address.  Finished chunks come back to this process, which writes
+``workers = 0`` evaluates the chunks in this process, in order (the default
+for an analytic sweep).  Otherwise a ``dask.distributed`` client does: on a
+``LocalCluster`` of worker processes bound to 127.0.0.1 (one per core unless
+told; the default for a DES sweep), or on an existing scheduler given by its
+address.  Finished chunks come back to this process, which writes
 them; workers need no shared file system.
 """
 
@@ -32,6 +33,7 @@ from rich.progress import (
 from rich.progress import Task as ProgressTask
 from rich.text import Text
 
+from sim.analysis.run import Engine
 from sim.sweep.design import expand
 from sim.sweep.rows import axis_kinds, error_rows, to_table
 from sim.sweep.store import ResultsDir, failures, read_results
@@ -74,8 +76,13 @@ def run_sweep(
 ) -> Outcome:
     """Run the chunks of ``sweep`` missing from ``out`` and return the totals.
 
-    The progress bar goes to standard error, by default only when it is a terminal.
+    ``workers`` None: an analytic sweep runs in this process (its batched engine
+    evaluates points faster than worker processes start), a DES sweep on a local
+    cluster of one worker per core.  The progress bar goes to standard error, by
+    default only when it is a terminal.
     """
+    if workers is None and scheduler is None:
+        workers = default_sweep_workers(sweep)
     if show_progress is None:
         show_progress = sys.stderr.isatty()
     results = ResultsDir(out)
@@ -108,6 +115,12 @@ def run_sweep(
         seconds=seconds,
         startup_s=started - opened,
     )
+
+
+def default_sweep_workers(sweep: Sweep) -> int | None:
+    """Where a sweep runs unless told: analytic in this process (0), DES on Dask (None: one
+    worker per core)."""
+    return 0 if sweep.file.engine is Engine.ANALYTIC else None
 
 
 def sweep_context(sweep: Sweep) -> Context:
@@ -160,7 +173,8 @@ def _on_dask(client: Any, context: Context, pending: dict[int, list[Task]]) -> I
                     row
                     for head in heads
                     for row in error_rows(head, context.transports, context.baseline, error)
-                ]
+                ],
+                context.axis_kinds,
             )
         else:
             table = future.result()
@@ -186,6 +200,9 @@ def _client(workers: int | None, scheduler: str | None) -> Iterator[Any]:
         processes=True,
         host="127.0.0.1",
         dashboard_address=None,
+        # Without a dashboard the scheduler still serves its health routes, on port 8787
+        # unless told otherwise (and warns when that port is taken): any free loopback port.
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
         silence_logs=logging.ERROR,
     )
     with cluster, Client(cluster) as client:

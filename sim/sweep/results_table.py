@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 from models.errors import ScenarioError
 from sim.sweep.labels import is_reduction
 from sim.sweep.rows import ERROR, TRANSPORT
-from sim.sweep.store import MANIFEST, SWEEP_FILE, read_results
+from sim.sweep.store import MANIFEST, SWEEP_FILE, metadata_path, read_results
 
 
 @dataclass(frozen=True)
@@ -34,8 +34,8 @@ class Results:
     def load(cls, path: Path | str) -> Results:
         path = Path(path)
         table = read_results(path)
-        manifest = json.loads((path / MANIFEST).read_text())
-        sweep = tomllib.loads((path / SWEEP_FILE).read_text())
+        manifest = json.loads(metadata_path(path, MANIFEST).read_text())
+        sweep = tomllib.loads(metadata_path(path, SWEEP_FILE).read_text())
         return cls(
             table=table,
             name=manifest["name"],

@@ -143,7 +143,25 @@ def _kind(axis: Axis) -> str:
     return "json"
 
 
-def to_table(rows: list[dict[str, Any]]) -> pa.Table:
-    """Rows as an Arrow table, columns in order of first appearance (absent cells null)."""
+def to_table(rows: list[dict[str, Any]], kinds: dict[str, str]) -> pa.Table:
+    """Rows as an Arrow table, columns in order of first appearance (absent cells null).
+
+    The axis columns (``kinds``: path -> kind) and the text columns have one type in
+    every part, even a part where they are all null (a one-at-a-time base point, a
+    chunk without failures), so the parts read as one dataset.
+    """
     keys = list(dict.fromkeys(key for row in rows for key in row))
-    return pa.table({key: [row.get(key) for row in rows] for key in keys})
+    types = {**{path: _ARROW_TYPES[kind] for path, kind in kinds.items()}, **_TEXT_COLUMNS}
+    return pa.table(
+        {key: pa.array([row.get(key) for row in rows], type=types.get(key)) for key in keys}
+    )
+
+
+_ARROW_TYPES = {
+    "int": pa.int64(),
+    "float": pa.float64(),
+    "bool": pa.bool_(),
+    "str": pa.string(),
+    "json": pa.string(),
+}
+_TEXT_COLUMNS = {ERROR: pa.string(), BASELINE: pa.string(), "scenario_hash": pa.string()}

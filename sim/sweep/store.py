@@ -2,9 +2,15 @@
 
 Layout of ``DIR``::
 
-    sweep.toml         the sweep file, verbatim
-    manifest.json      what the results depend on (fingerprint, package version, sizes)
+    _sweep.toml        the sweep file, verbatim
+    _manifest.json     what the results depend on (fingerprint, package version, sizes)
     parts/part-NNNNNN.parquet   the rows of chunk NNNNNN, written once it is finished
+
+Parquet readers skip names starting with ``_`` or ``.``, so the directory reads
+as a dataset of its parts: ``pandas.read_parquet(DIR)``, DuckDB's
+``read_parquet('DIR/**/*.parquet')``.  Directories written before, with
+``manifest.json`` and ``sweep.toml``, are read as they are and take the new
+names when resumed.
 
 A part is written to a temporary name, flushed to disk and renamed, so a
 process killed at any moment leaves only whole parts behind; a resumed sweep
@@ -29,8 +35,10 @@ from models.errors import ScenarioError
 from sim.sweep.rows import ERROR, POINT, SEED, TRANSPORT
 from sim.sweep.sweepfile import Sweep
 
-MANIFEST = "manifest.json"
-SWEEP_FILE = "sweep.toml"
+MANIFEST = "_manifest.json"
+SWEEP_FILE = "_sweep.toml"
+LEGACY_NAMES = {MANIFEST: "manifest.json", SWEEP_FILE: "sweep.toml"}
+"""What the manifest and the sweep file were called before they moved out of readers' way."""
 PARTS = "parts"
 _PART = re.compile(r"^part-(\d{6})\.parquet$")
 
@@ -49,7 +57,7 @@ class ResultsDir:
 
     def open(self, sweep: Sweep, resume: bool) -> set[int]:
         """Prepare the directory for ``sweep``; return the chunks already finished."""
-        manifest = self.path / MANIFEST
+        manifest = metadata_path(self.path, MANIFEST)
         expected = _manifest(sweep)
         if manifest.is_file():
             if not resume:
@@ -70,7 +78,9 @@ class ResultsDir:
         for stale in self.parts.glob(".*.tmp"):
             stale.unlink()
         _write_atomic(self.path / SWEEP_FILE, sweep.text.encode())
-        _write_atomic(manifest, json.dumps(expected, indent=2).encode())
+        _write_atomic(self.path / MANIFEST, json.dumps(expected, indent=2).encode())
+        for legacy in LEGACY_NAMES.values():
+            (self.path / legacy).unlink(missing_ok=True)
         return self.finished()
 
     def finished(self) -> set[int]:
@@ -90,10 +100,16 @@ class ResultsDir:
         _fsync_directory(self.parts)
 
 
+def metadata_path(directory: Path, name: str) -> Path:
+    """``directory / name``, or its name before the move if only that exists."""
+    legacy = directory / LEGACY_NAMES[name]
+    return legacy if legacy.is_file() and not (directory / name).is_file() else directory / name
+
+
 def read_results(path: Path | str) -> pa.Table:
     """All rows of a results directory, sorted by point, transport (file order) and seed."""
     path = Path(path)
-    manifest = path / MANIFEST
+    manifest = metadata_path(path, MANIFEST)
     if not manifest.is_file():
         raise ScenarioError(f"{path}: not a sweep results directory (no {MANIFEST})")
     transports = json.loads(manifest.read_text())["transports"]

@@ -59,7 +59,7 @@ class Task:
 
 def run_chunk_table(context: Context, tasks: list[Task]) -> pa.Table:
     """``run_chunk`` as an Arrow table: what travels back from a worker and becomes a part."""
-    return to_table(run_chunk(context, tasks))
+    return to_table(run_chunk(context, tasks), context.axis_kinds)
 
 
 def run_chunk(context: Context, tasks: list[Task]) -> list[dict[str, Any]]:

@@ -1,0 +1,246 @@
+"""The Python API for notebooks and scripts: what the command line does, as function calls.
+
+    from sim import api
+
+    agent = api.scenario("codex-spark", {"network.rtt_ms": 90})
+    result = api.run(agent, "ws", engine="analytic")         # a RunResult
+    result.to_frame()                                          # one row, the --json keys
+    both = api.compare("codex-spark:http", "codex-spark:ws")  # a Comparison, paired DES
+
+Every function returns the typed results of ``sim.analysis`` (``RunResult``,
+``Comparison``, ``CapacityResult``) or a table; results have ``to_json()``
+(what ``--json`` prints) and ``to_frame()`` (a ``pandas.DataFrame`` with the
+Parquet columns of a sweep).  Bad input raises ``ScenarioError`` with the
+command line's one-line message.  ``docs/api.md`` walks through each call; its
+examples run in the test suite.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from models.errors import ScenarioError
+from models.loading import load_scenario, with_changes
+from models.scenario import Scenario
+from models.scenario_hash import scenario_hash
+from models.stages import STAGES
+from sim.analysis.capacity import CapacityResult, parse_slo
+from sim.analysis.capacity_estimate import SloEstimate
+from sim.analysis.capacity_search import search
+from sim.analysis.export import RecordTables, record_tables
+from sim.analysis.fleet_analytic import analytic_points
+from sim.analysis.fleet_summary import fleet_result, run_fleet
+from sim.analysis.load_points import load_scenarios
+from sim.analysis.results import Comparison, RunResult
+from sim.analysis.run import Engine, Run, Spec, execute, parse_engine, parse_spec
+from sim.analysis.summary import compare as compare_runs
+from sim.analysis.summary import summarize
+from sim.api.overrides import Overrides, assignments
+from sim.engine.transports import Transport
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "Comparison",
+    "LoadCurve",
+    "RunResult",
+    "ScenarioError",
+    "budget",
+    "capacity",
+    "capacity_estimate",
+    "compare",
+    "load_curve",
+    "read_sweep",
+    "records",
+    "run",
+    "scenario",
+    "scenario_hash",
+    "sweep",
+]
+
+Target = str | Scenario
+"""A spec (``"codex-spark:ws"``, ``"my-agent.toml"``) or a loaded scenario."""
+
+
+def scenario(
+    source: Target = "codex-spark", overrides: Overrides = None, seed: int | None = None
+) -> Scenario:
+    """A validated scenario: a preset name, a TOML file, or a scenario to change.
+
+    ``overrides`` maps paths to values (``{"workload.tools[3].weight": 0.3}``) or is a
+    list of ``"PATH=VALUE"`` strings, exactly like ``--set``.
+    """
+    changes = [*assignments(overrides), *([f"seed={seed}"] if seed is not None else [])]
+    if isinstance(source, Scenario):
+        return with_changes(source, changes)
+    return load_scenario(parse_spec(source).source, changes)
+
+
+def run(
+    target: Target,
+    transport: str | None = None,
+    *,
+    engine: str = "des",
+    rollouts: int = 500,
+    overrides: Overrides = None,
+    seed: int | None = None,
+) -> RunResult:
+    """The latency budget of one spec, as ``loopbudget run SPEC`` computes it."""
+    return summarize(_execute(target, transport, engine, rollouts, overrides, seed))
+
+
+def compare(
+    a: Target,
+    b: Target,
+    *,
+    transports: tuple[str | None, str | None] = (None, None),
+    engine: str = "des",
+    rollouts: int = 500,
+    overrides: Overrides = None,
+    seed: int | None = None,
+) -> Comparison:
+    """b against baseline a on the same workload draws, as ``loopbudget compare A B``."""
+    runs = [
+        _execute(target, transport, engine, rollouts, overrides, seed)
+        for target, transport in zip((a, b), transports, strict=True)
+    ]
+    return compare_runs(*runs)
+
+
+def records(
+    target: Target,
+    transport: str | None = None,
+    *,
+    rollouts: int = 500,
+    overrides: Overrides = None,
+    seed: int | None = None,
+) -> RecordTables:
+    """Per-rollout and per-turn records of a simulation (what ``run --out`` writes)."""
+    outcome = _execute(target, transport, "des", rollouts, overrides, seed, keep_turns=True)
+    return record_tables({outcome.spec.text: outcome})
+
+
+@dataclass(frozen=True)
+class LoadCurve:
+    """A fleet at several load points: one ``RunResult`` per point."""
+
+    points: list[RunResult]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [point.to_json() for point in self.points]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per load point, with the columns of ``RunResult.to_frame``."""
+        import pandas as pd
+
+        return pd.concat([point.to_frame() for point in self.points], ignore_index=True)
+
+
+def load_curve(
+    target: Target,
+    transport: str | None = None,
+    *,
+    agents: list[int] | None = None,
+    rates: list[float] | None = None,
+    engine: str = "analytic",
+    overrides: Overrides = None,
+    seed: int | None = None,
+) -> LoadCurve:
+    """The fleet at closed populations (``agents``) or open arrival rates (``rates``, per
+    second), from the analytic queueing network or, with ``engine="des"``, simulated."""
+    spec, base = _target(target, transport, overrides, seed)
+    points = load_scenarios(base, agents, rates)
+    if parse_engine(engine) is Engine.ANALYTIC:
+        return LoadCurve(analytic_points(spec.text, points, spec.transport))
+    return LoadCurve(
+        [fleet_result(spec.text, p, spec.transport, run_fleet(p, spec.transport)) for p in points]
+    )
+
+
+def capacity(
+    target: Target,
+    transport: str | None = None,
+    *,
+    slos: dict[str, float],
+    max_agents: int = 100_000,
+    overrides: Overrides = None,
+    seed: int | None = None,
+) -> CapacityResult:
+    """The largest fleet meeting every SLO (``{"ttft_p95_s": 1.0}``): the analytic estimate
+    checked by DES probes near it, as ``loopbudget capacity`` does (a minute or so)."""
+    spec, base = _target(target, transport, overrides, seed)
+    return search(base, spec.transport, _slos(slos), max_agents)
+
+
+def capacity_estimate(
+    target: Target,
+    transport: str | None = None,
+    *,
+    slos: dict[str, float],
+    max_agents: int = 100_000,
+    overrides: Overrides = None,
+    seed: int | None = None,
+) -> int:
+    """The analytic model's capacity at the SLOs, before any fleet simulation (seconds)."""
+    spec, base = _target(target, transport, overrides, seed)
+    return SloEstimate(base, spec.transport).capacity(_slos(slos), max_agents)
+
+
+def sweep(file: str | Path, out: str | Path, *, workers: int | None = None, resume=False):
+    """Run a sweep file into the results directory ``out``; its rows as a DataFrame."""
+    from sim.sweep.execute import run_sweep
+    from sim.sweep.sweepfile import load_sweep
+
+    run_sweep(load_sweep(file), Path(out), workers, resume=resume, show_progress=False)
+    return read_sweep(out)
+
+
+def read_sweep(directory: str | Path) -> pd.DataFrame:
+    """The rows of a results directory, in point, transport and seed order."""
+    from sim.sweep.store import read_results
+
+    return read_results(directory).to_pandas()
+
+
+def budget(*results: RunResult) -> pd.DataFrame:
+    """Seconds per rollout of each stage (rows, in turn order), one column per result."""
+    import pandas as pd
+
+    columns = {r.spec: [r.budget_s[stage] for stage in STAGES] for r in results}
+    return pd.DataFrame(columns, index=pd.Index([s.value for s in STAGES], name="stage"))
+
+
+def _target(
+    target: Target, transport: str | None, overrides: Overrides, seed: int | None
+) -> tuple[Spec, Scenario]:
+    """The spec (its transport: ``transport``, else the spec's, else http) and scenario."""
+    if isinstance(target, Scenario):
+        spec = parse_spec(f"{target.name}:{transport or Transport.HTTP.value}")
+    else:
+        spec = parse_spec(target)
+        if transport is not None:
+            spec = parse_spec(f"{spec.source}:{transport}")
+    return spec, scenario(target, overrides, seed)
+
+
+def _execute(
+    target: Target,
+    transport: str | None,
+    engine: str,
+    rollouts: int,
+    overrides: Overrides,
+    seed: int | None,
+    keep_turns: bool = False,
+) -> Run:
+    spec, loaded = _target(target, transport, overrides, seed)
+    recorded = tuple(assignments(overrides))
+    return execute(spec, loaded, parse_engine(engine), rollouts, keep_turns, overrides=recorded)
+
+
+def _slos(slos: dict[str, float]) -> list:
+    if not slos:
+        raise ScenarioError("slos: give at least one, e.g. {'ttft_p95_s': 1.0}")
+    return [parse_slo(f"{metric}={limit}") for metric, limit in slos.items()]
