@@ -9,8 +9,12 @@ cached engine calls (``cache``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import streamlit as st
 
+from models.errors import ScenarioError
 from sim.dashboard import data
 from sim.dashboard.fleet_views import load_view
 from sim.dashboard.panel import scenario_panel
@@ -48,17 +52,25 @@ def main() -> None:
         ["Budget", "One rollout", "Amdahl: decode speed", "Scaling: turns", "Load", "Sweeps"]
     )
     with budget:
-        budget_view(agent, transports)
+        guarded(budget_view, agent, transports)
     with rollout:
-        rollout_view(agent, transports)
+        guarded(rollout_view, agent, transports)
     with amdahl:
-        amdahl_view(agent, transports)
+        guarded(amdahl_view, agent, transports)
     with scaling:
-        scaling_view(agent, transports)
+        guarded(scaling_view, agent, transports)
     with load:
-        load_view(scenario, transports)
+        guarded(load_view, scenario, transports)
     with sweep:
-        sweep_view()
+        guarded(sweep_view)
+
+
+def guarded(view: Callable[..., None], *args: Any) -> None:
+    """Draw a view; bad input it meets (a run over a cap) is a message in its place."""
+    try:
+        view(*args)
+    except ScenarioError as error:
+        st.error(str(error))
 
 
 # Streamlit runs this file as __main__; the guard keeps worker processes that

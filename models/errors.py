@@ -25,6 +25,10 @@ def one_line(error: ValidationError, model: type[BaseModel], prefix: str = "") -
     if first["type"] == "missing":
         return ScenarioError(f"{where}: missing; this field is required")
     message = first["msg"].removeprefix("Value error, ")
+    if first["type"] in ("float_type", "int_type") and isinstance(value, bool):
+        message += ", not a boolean"
+    elif first["type"] == "bool_type":
+        message += " (true or false)"
     return ScenarioError(f"{where} = {_short(value)}: {message}")
 
 

@@ -9,6 +9,7 @@ from importlib.resources import files
 from pydantic import BaseModel, ConfigDict, Field
 
 from models.distributions import Distribution
+from models.strict import Float
 
 
 class HardwareProfile(BaseModel):
@@ -16,9 +17,9 @@ class HardwareProfile(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    prefill_tps: float = Field(gt=0, description="prompt tokens per second")
+    prefill_tps: Float = Field(gt=0, description="prompt tokens per second")
     decode_tps: Distribution = Field(description="output tokens per second, drawn per turn")
-    overhead_ms: float = Field(ge=0, description="fixed inference overhead per request")
+    overhead_ms: Float = Field(ge=0, description="fixed inference overhead per request")
 
 
 class HardwareEntry(HardwareProfile):

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from models.distributions import KINDS
 from models.errors import ScenarioError, one_line
 from models.scenario import Scenario
+from models.text_input import check_nesting, parse_toml, read_text
 
 _MAX_EXTENDS_DEPTH = 8
 
@@ -48,7 +49,17 @@ def scenario_text(source: str) -> str:
 
 def raw_scenario(source: str) -> dict[str, Any]:
     """The merged (``extends`` resolved) but unvalidated table of a preset or file."""
-    return _resolve(source, depth=0)
+    text, base_dir = _read_source(source)
+    return _resolve(text, source, base_dir, chain=(_identity(source),))
+
+
+def raw_scenario_text(text: str, label: str) -> dict[str, Any]:
+    """The merged table of a scenario given as text (an upload): it may extend presets only.
+
+    Nothing but the shipped presets is read, so an upload never reaches a file
+    of the machine it is uploaded to.
+    """
+    return _resolve(text, label, None, chain=(label,))
 
 
 def load_scenario(source: str, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
@@ -83,6 +94,7 @@ def parse_assignment(assignment: str) -> tuple[str, Any]:
     path = path.strip()
     if not sep or not path:
         raise ScenarioError(f"--set {assignment!r}: expected PATH=VALUE, e.g. network.rtt_ms=40")
+    check_nesting(text, f"--set {path}")
     try:
         value = tomllib.loads(f"v = {text.strip()}")["v"]
     except tomllib.TOMLDecodeError:
@@ -113,26 +125,41 @@ def _key(part: str) -> str | int:
     return int(part) if part.isdigit() else part
 
 
-def _resolve(source: str, depth: int) -> dict[str, Any]:
-    if depth > _MAX_EXTENDS_DEPTH:
-        raise ScenarioError(f"extends = {source!r}: chain longer than {_MAX_EXTENDS_DEPTH}")
-    text, base_dir = _read_source(source)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise ScenarioError(f"{source}: invalid TOML: {error}") from None
+def _resolve(
+    text: str, source: str, base_dir: Path | None, chain: tuple[str, ...]
+) -> dict[str, Any]:
+    """The table of ``text`` (read from ``source``) with its ``extends`` chain merged in.
+
+    ``base_dir`` is where relative parent files are found; None allows presets only.
+    ``chain`` names the sources being resolved, so a cycle is reported as one.
+    """
+    data = parse_toml(text, source)
     parent = data.pop("extends", None)
     appended = data.pop(APPEND, None)
     if parent is None:
         if appended is not None:
             raise ScenarioError(f"{source}: [{APPEND}]: needs extends = PRESET_OR_FILE")
         return data
-    if not isinstance(parent, str):
+    if not isinstance(parent, str) or not parent:
         raise ScenarioError(f"extends = {parent!r}: must be a preset name or a file path")
-    parent_source = parent
-    if parent.endswith(".toml") and base_dir is not None:
-        parent_source = str(base_dir / parent)
-    merged = _merge(_resolve(parent_source, depth + 1), data)
+    if base_dir is None:
+        if _is_file(parent):
+            raise ScenarioError(
+                f"extends = {parent!r}: {source} is not a file of this machine, so it may "
+                f"extend a preset only; allowed: {', '.join(preset_names())}"
+            )
+        parent_source = parent
+    else:
+        parent_source = str(base_dir / parent) if _is_file(parent) else parent
+    identity = _identity(parent_source)
+    if identity in chain:
+        cycle = " -> ".join([*chain, identity])
+        raise ScenarioError(f"extends = {parent!r}: a cycle ({cycle})")
+    if len(chain) > _MAX_EXTENDS_DEPTH:
+        raise ScenarioError(f"extends = {parent!r}: chain longer than {_MAX_EXTENDS_DEPTH}")
+    parent_text, parent_dir = _read_source(parent_source)
+    parent_data = _resolve(parent_text, parent_source, parent_dir, (*chain, identity))
+    merged = _merge(parent_data, data)
     _append(merged, appended or {}, APPEND)
     return merged
 
@@ -158,12 +185,19 @@ def _append(node: dict[str, Any], additions: Any, where: str) -> None:
             )
 
 
+def _is_file(source: str) -> bool:
+    return source.endswith(".toml") or "/" in source
+
+
+def _identity(source: str) -> str:
+    """What a source stands for: a preset's name, or a file's resolved path."""
+    return str(Path(source).resolve()) if _is_file(source) else source
+
+
 def _read_source(source: str) -> tuple[str, Path | None]:
-    if source.endswith(".toml") or "/" in source:
+    if _is_file(source):
         path = Path(source)
-        if not path.is_file():
-            raise ScenarioError(f"scenario file = {source!r}: no such file")
-        return path.read_text(), path.parent
+        return read_text(path, "scenario file"), path.parent
     return preset_text(source), None
 
 

@@ -17,44 +17,45 @@ from models.distributions import Distribution
 from models.fields import Section, param
 from models.fleet import Capacity, Load
 from models.hardware import hardware_profiles
+from models.strict import Bool, Float, Int
 from models.workload import Workload
 
 
 class Client(Section):
     """The agent's client (an SDK in the agent's process)."""
 
-    build_fixed_ms: float = param("fixed cost to prepare a request", "assumption", ge=0, le=1e4)
-    build_per_item_ms: float = param(
+    build_fixed_ms: Float = param("fixed cost to prepare a request", "assumption", ge=0, le=1e4)
+    build_per_item_ms: Float = param(
         "cost per input item sent (the SDK checks each against the input union)",
         "FACTS: openai SDK 3.51.0, about 0.65 ms per item",
         ge=0,
         le=1e3,
     )
-    http_request_overhead_ms: float = param(
+    http_request_overhead_ms: Float = param(
         "extra client cost of an HTTP JSON request over a WebSocket message",
         "FACTS: about 0.5 ms on loopback",
         ge=0,
         le=1e3,
     )
-    ws_handshake_ms: float = param(
+    ws_handshake_ms: Float = param(
         "client-side cost of the WebSocket upgrade through the SDK",
         "FACTS: about 3.6 ms on loopback",
         ge=0,
         le=1e4,
     )
-    keepalive_idle_s: float = param(
+    keepalive_idle_s: Float = param(
         "idle time after which the HTTP keep-alive connection is closed",
         "FACTS: about 5 s in the SDK's pool and common servers",
         gt=0,
         le=3600,
     )
-    parallel_call_overhead_ms: float = param(
+    parallel_call_overhead_ms: Float = param(
         "client time to dispatch and collect each parallel call beyond the first",
         "assumption (0: calls cost only the slowest one's time)",
         ge=0,
         le=1e4,
     )
-    tool_starts_on_call_item: bool = param(
+    tool_starts_on_call_item: Bool = param(
         "the client starts a tool at response.output_item.done (the function call item), "
         "so blocking post-inference work overlaps the tool; false: at response.completed",
         "FACTS: Responses API streaming events; false is the SDK's non-streaming default",
@@ -64,21 +65,21 @@ class Client(Section):
 class Network(Section):
     """The path between the client and the API."""
 
-    rtt_ms: float = param("round-trip time client <-> API", "assumption", ge=0, le=5000)
-    uplink_bytes_per_s: float = param("client upload bandwidth", "assumption", gt=0)
-    downlink_bytes_per_s: float = param("client download bandwidth", "assumption", gt=0)
-    bytes_per_token: float = param(
+    rtt_ms: Float = param("round-trip time client <-> API", "assumption", ge=0, le=5000)
+    uplink_bytes_per_s: Float = param("client upload bandwidth", "assumption", ge=1)
+    downlink_bytes_per_s: Float = param("client download bandwidth", "assumption", ge=1)
+    bytes_per_token: Float = param(
         "bytes of JSON text per token on the wire", "about 4 characters per token", gt=0, le=64
     )
-    request_overhead_bytes: float = param(
+    request_overhead_bytes: Float = param(
         "headers and envelope per request", "assumption", ge=0, le=1e6
     )
-    tcp_handshake_rtts: float = param("round trips of the TCP handshake", "TCP", ge=0, le=10)
-    tls_handshake_rtts: float = param("round trips of the TLS handshake", "TLS 1.3", ge=0, le=10)
-    ws_upgrade_rtts: float = param(
+    tcp_handshake_rtts: Float = param("round trips of the TCP handshake", "TCP", ge=0, le=10)
+    tls_handshake_rtts: Float = param("round trips of the TLS handshake", "TLS 1.3", ge=0, le=10)
+    ws_upgrade_rtts: Float = param(
         "round trips of the HTTP->WebSocket upgrade", "RFC 6455", ge=0, le=10
     )
-    tls_crypto_ms: float = param(
+    tls_crypto_ms: Float = param(
         "CPU time of the TLS key exchange (both ends)", "assumption", ge=0, le=1000
     )
 
@@ -86,58 +87,58 @@ class Network(Section):
 class Api(Section):
     """The API service's own work before and after inference."""
 
-    validate_fixed_ms: float = param("request validation, fixed", "assumption", ge=0, le=1e4)
-    validate_per_item_ms: float = param(
+    validate_fixed_ms: Float = param("request validation, fixed", "assumption", ge=0, le=1e4)
+    validate_per_item_ms: Float = param(
         "request validation per input item processed", "assumption", ge=0, le=1e3
     )
-    state_store_fixed_ms: float = param(
+    state_store_fixed_ms: Float = param(
         "loading previous state from persistent storage, fixed", "assumption", ge=0, le=1e4
     )
-    state_store_per_kb_ms: float = param(
+    state_store_per_kb_ms: Float = param(
         "loading previous state from persistent storage, per KB", "assumption", ge=0, le=1e3
     )
-    state_bytes_per_token: float = param(
+    state_bytes_per_token: Float = param(
         "bytes of stored conversation state per token", "assumption", gt=0, le=1e3
     )
-    memory_state_ms: float = param(
+    memory_state_ms: Float = param(
         "loading previous state from the connection's in-memory cache",
         "assumption",
         ge=0,
         le=1e3,
     )
-    render_per_1k_tokens_ms: float = param(
+    render_per_1k_tokens_ms: Float = param(
         "rendering and tokenizing the context, per 1k tokens", "assumption", ge=0, le=1e4
     )
-    render_cache_hit_prob: float = param(
+    render_cache_hit_prob: Float = param(
         "probability an HTTP request lands where its in-memory render cache is "
         "(0 = no render cache, as before the first sprint)",
         "assumption",
         ge=0,
         le=1,
     )
-    route_ms: float = param(
+    route_ms: Float = param(
         "model resolution, configuration and routing without a config cache",
         "assumption",
         ge=0,
         le=1e4,
     )
-    config_cache: bool = param(
+    config_cache: Bool = param(
         "in-memory cache of model configuration (the first sprint)", "FACTS: first sprint"
     )
-    route_cached_ms: float = param(
+    route_cached_ms: Float = param(
         "routing with the configuration cached", "assumption", ge=0, le=1e4
     )
-    intermediate_hops: int = param(
+    intermediate_hops: Int = param(
         "calls to intermediate services (0 after the first sprint)",
         "FACTS: first sprint removed them",
         ge=0,
         le=20,
     )
-    hop_ms: float = param("time of one intermediate-service call", "assumption", ge=0, le=1e4)
-    post_fixed_ms: float = param(
+    hop_ms: Float = param("time of one intermediate-service call", "assumption", ge=0, le=1e4)
+    post_fixed_ms: Float = param(
         "post-inference work (billing, logging, persisting), fixed", "assumption", ge=0, le=1e4
     )
-    post_per_1k_tokens_ms: float = param(
+    post_per_1k_tokens_ms: Float = param(
         "post-inference work per 1k output tokens", "assumption", ge=0, le=1e4
     )
 
@@ -154,38 +155,42 @@ class Api(Section):
 class Safety(Section):
     """Safety classifiers over the input."""
 
-    blocking_fixed_ms: float = param(
+    blocking_fixed_ms: Float = param(
         "classifiers that must finish before inference, fixed", "assumption", ge=0, le=1e4
     )
-    blocking_per_1k_tokens_ms: float = param(
+    blocking_per_1k_tokens_ms: Float = param(
         "blocking classifiers per 1k tokens classified", "assumption", ge=0, le=1e4
     )
-    parallel_fixed_ms: float = param(
+    parallel_fixed_ms: Float = param(
         "classifiers that run alongside prefill, fixed (only the excess delays)",
         "assumption",
         ge=0,
         le=1e4,
     )
-    parallel_per_1k_tokens_ms: float = param(
+    parallel_per_1k_tokens_ms: Float = param(
         "parallel classifiers per 1k tokens classified", "assumption", ge=0, le=1e4
     )
+
+
+MAX_S_PER_TOKEN = 10.0
+"""Upper bound on E[1 / decode rate]: slower decoding is outside the model."""
 
 
 class Inference(Section):
     """The accelerators serving the model; rates default to the hardware profile."""
 
     hardware: str = param("hardware profile name (see `models/hardware.toml`)", "registry")
-    prefill_tps: float = param("prompt tokens processed per second", "hardware profile", gt=0)
+    prefill_tps: Float = param("prompt tokens processed per second", "hardware profile", ge=1)
     decode_tps: Distribution = param(
         "output tokens per second, drawn per turn (bursts)", "hardware profile"
     )
-    overhead_ms: float = param(
+    overhead_ms: Float = param(
         "fixed inference overhead per request (scheduling, first kernel launches)",
         "hardware profile",
         ge=0,
         le=1e4,
     )
-    prefix_cache_hit_fraction: float = param(
+    prefix_cache_hit_fraction: Float = param(
         "fraction of the prior context whose KV cache is reused (same for every transport)",
         "assumption",
         ge=0,
@@ -213,10 +218,16 @@ class Inference(Section):
     @field_validator("decode_tps")
     @classmethod
     def _finite_time_per_token(cls, value: Any) -> Any:
-        if not math.isfinite(value.mean_reciprocal()) or value.mean_reciprocal() <= 0:
+        s_per_token = value.mean_reciprocal()
+        if not math.isfinite(s_per_token) or s_per_token <= 0:
             raise ValueError(
                 "must stay away from zero (E[1/rate] finite): use constant > 0, "
                 "lognormal, uniform with low > 0, or a mixture of those"
+            )
+        if s_per_token > MAX_S_PER_TOKEN:
+            raise ValueError(
+                f"E[1/rate] = {s_per_token:.3g} s per token: at most {MAX_S_PER_TOKEN:g} "
+                f"(an average rate of at least {1 / MAX_S_PER_TOKEN:g} tokens/s)"
             )
         return value
 
@@ -224,16 +235,16 @@ class Inference(Section):
 class Connection(Section):
     """The WebSocket connection and the server's storage contract."""
 
-    ws_lifetime_s: float = param(
+    ws_lifetime_s: Float = param(
         "a WebSocket connection lives at most this long, then the client reconnects",
         "FACTS: 60 minutes",
         gt=0,
         le=86400,
     )
-    ws_drops_per_hour: float = param(
+    ws_drops_per_hour: Float = param(
         "rate of unplanned connection drops (a Poisson process)", "assumption", ge=0, le=3600
     )
-    store: bool = param(
+    store: Bool = param(
         "store=true: lost cache state is reloaded from storage; store=false: the "
         "continuation fails with previous_response_not_found and the client resends all",
         "FACTS: server contract",
@@ -243,35 +254,35 @@ class Connection(Section):
 class Retries(Section):
     """Server errors and the client's retry policy (the openai SDK's)."""
 
-    server_error_prob: float = param(
+    server_error_prob: Float = param(
         "probability that an attempt fails with a retryable status, independently per attempt",
         "assumption (0: no errors)",
         ge=0,
         le=0.5,
     )
-    early_error_fraction: float = param(
+    early_error_fraction: Float = param(
         "status mix: share of failures answered before inference (502/503 from a gateway); "
         "the rest are 500s after prefill, costing the attempt up to its first token",
         "assumption",
         ge=0,
         le=1,
     )
-    max_retries: int = param(
+    max_retries: Int = param(
         "retries per SDK call; after that the agent loop sends the request again at once",
         "FACTS: openai SDK DEFAULT_MAX_RETRIES = 2",
         ge=0,
         le=20,
     )
-    initial_retry_delay_s: float = param(
+    initial_retry_delay_s: Float = param(
         "backoff before the first retry, doubling per retry",
         "FACTS: openai SDK INITIAL_RETRY_DELAY = 0.5 s",
         ge=0,
         le=60,
     )
-    max_retry_delay_s: float = param(
+    max_retry_delay_s: Float = param(
         "cap on the doubled backoff", "FACTS: openai SDK MAX_RETRY_DELAY = 8 s", ge=0, le=600
     )
-    retry_jitter_fraction: float = param(
+    retry_jitter_fraction: Float = param(
         "the backoff is reduced by a uniform random fraction of up to this much",
         "FACTS: openai SDK, jitter = 1 - 0.25 * random()",
         ge=0,
@@ -293,7 +304,7 @@ class Scenario(Section):
 
     name: str = param("scenario name", "preset file", min_length=1)
     description: str = param("one-line description", "preset file")
-    seed: int = param("root random seed", "user choice", ge=0, le=2**63 - 1)
+    seed: Int = param("root random seed", "user choice", ge=0, le=2**63 - 1)
     workload: Workload
     client: Client
     network: Network

@@ -9,13 +9,14 @@ from pydantic import field_validator
 
 from models.distributions import Distribution
 from models.fields import Section, param
+from models.strict import Float, Int
 
 
 class ToolKind(Section):
     """One kind of tool the agent calls, with its own time and output size."""
 
     name: str = param("tool name, e.g. read_file", "workload description", min_length=1)
-    weight: float = param("relative frequency of this tool among calls", "assumption", gt=0)
+    weight: Float = param("relative frequency of this tool among calls", "assumption", gt=0, le=1e9)
     time_s: Distribution = param("client-side time to run the tool", "assumption")
     output_tokens: Distribution = param("tokens of the tool output sent back", "assumption")
 
@@ -28,17 +29,17 @@ class Workload(Section):
         "more); the rollout has one more request (the final answer)",
         "FACTS: rollouts with 20 or more tool calls",
     )
-    instructions_tokens: float = param(
+    instructions_tokens: Float = param(
         "system prompt / instructions tokens", "assumption", ge=0, le=1e6
     )
-    tool_definitions_tokens: float = param(
+    tool_definitions_tokens: Float = param(
         "tokens of the tool definitions sent with the request", "assumption", ge=0, le=1e6
     )
-    first_message_tokens: float = param("tokens of the user's task", "assumption", ge=0, le=1e6)
+    first_message_tokens: Float = param("tokens of the user's task", "assumption", ge=0, le=1e6)
     output_tokens: Distribution = param(
         "tokens the model emits per turn (reasoning plus the call)", "assumption"
     )
-    output_items_per_turn: int = param(
+    output_items_per_turn: Int = param(
         "input items a turn's output adds to the history (reasoning item + function call)",
         "Responses API item model",
         ge=1,

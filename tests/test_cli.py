@@ -48,7 +48,7 @@ BAD_INPUT = {
     ),
     "zero rate": (
         ["run", "codex-spark", "--set", "inference.prefill_tps=0"],
-        ["inference.prefill_tps", "= 0", "greater than 0"],
+        ["inference.prefill_tps", "= 0", "greater than or equal to 1"],
     ),
     "zero decode rate": (
         ["run", "codex-spark", "--set", "inference.decode_tps=0"],
@@ -56,7 +56,7 @@ BAD_INPUT = {
     ),
     "zero bandwidth": (
         ["run", "codex-spark", "--set", "network.uplink_bytes_per_s=0"],
-        ["network.uplink_bytes_per_s", "= 0", "greater than 0"],
+        ["network.uplink_bytes_per_s", "= 0", "greater than or equal to 1"],
     ),
     "negative duration": (
         ["run", "codex-spark", "--set", "network.rtt_ms=-1"],

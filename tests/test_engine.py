@@ -207,7 +207,7 @@ OVERRIDES = st.fixed_dictionaries(
 def as_assignments(values: dict[str, object]) -> tuple[str, ...]:
     """``--set`` style PATH=VALUE strings (TOML values)."""
     return tuple(
-        f"{path}={str(value).lower() if isinstance(value, bool) else value!r}"
+        f"{path}={str(value).lower() if isinstance(value, bool) else repr(value)}"
         for path, value in values.items()
     )
 

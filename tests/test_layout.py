@@ -137,3 +137,12 @@ def test_the_request_times_the_connection_chain_sees_are_every_turns(
     np.testing.assert_allclose(seen["cold"], cold_s, rtol=1e-12)
     np.testing.assert_allclose(seen["warm"], warm_s, rtol=1e-12)
     assert np.all(seen["cold"][1:] > seen["warm"][1:]), "a cold turn rebuilds the history"
+
+
+def test_a_tool_call_count_of_probability_zero_changes_nothing() -> None:
+    """A value never drawn past the longest rollout is never reached: no NaN, same budget."""
+    zero_weight = 'workload.tool_calls_per_rollout={kind="empirical",values=[20,40],weights=[1,0]}'
+    for transport in Transport:
+        padded = expect(scenario("codex-spark", zero_weight), transport)
+        plain = expect(scenario("codex-spark", "workload.tool_calls_per_rollout=20"), transport)
+        assert np.array_equal(padded.stage_s, plain.stage_s)

@@ -248,5 +248,6 @@ def test_a_results_directory_of_the_old_layout_reads_and_resumes(tmp_path: Path)
     (out / "_sweep.toml").rename(out / "sweep.toml")
     assert read_results(out).equals(expected)
     run_sweep(load_sweep(source), out, workers=0, resume=True)
-    assert sorted(p.name for p in out.iterdir()) == ["_manifest.json", "_sweep.toml", "parts"]
+    names = sorted(p.name for p in out.iterdir())
+    assert names == [".lock", "_manifest.json", "_sweep.toml", "parts"]
     assert pd.read_parquet(out).shape[0] == expected.num_rows

@@ -16,7 +16,8 @@ from models.loading import load_scenario
 from sim.analysis.run import Spec
 from sim.engine.analytic import expect
 from sim.engine.transports import Transport
-from sim.sweep.execute import _client, _on_dask, chunk_tasks, run_sweep, sweep_context
+from sim.sweep.cluster import client
+from sim.sweep.execute import _on_dask, chunk_tasks, run_sweep, sweep_context
 from sim.sweep.store import MANIFEST, SWEEP_FILE, ResultsDir, read_results
 from sim.sweep.sweepfile import load_sweep
 from sim.sweep.tasks import Context, run_chunk_table
@@ -235,8 +236,8 @@ def test_an_exception_escaping_a_worker_becomes_error_rows_of_its_chunk(
     sweep = load_sweep(write(tmp_path, ANALYTIC))
     context = _ExplodingContext(**vars(sweep_context(sweep)))
     pending = dict(enumerate(chunk_tasks(sweep)))
-    with _client(None, cluster.scheduler_address) as client:
-        finished = dict(_on_dask(client, context, pending))
+    with client(None, cluster.scheduler_address) as dask:
+        finished = dict(_on_dask(dask, context, pending))
     assert sorted(finished) == sorted(pending)
     for number, table in finished.items():
         rows = table.to_pylist()

@@ -115,7 +115,7 @@ def allowed(name: str, info: FieldInfo) -> str:
     if name == "tool_calls_per_rollout":
         return "integer-valued distribution"
     if name == "decode_tps":
-        return "distribution with finite E[1/rate] > 0"
+        return "distribution with 0 < E[1/rate] <= 10 s per token"
     if name == "hardware":
         return ", ".join(hardware_registry())
     if "Constant" in str(info.annotation):

@@ -3,7 +3,13 @@
 In TOML a bare number is a constant; otherwise a table with ``kind``.
 """
 
-from models.distributions.base import QUADRATURE_NODES, DistributionBase, over_nodes, weighted_sum
+from models.distributions.base import (
+    QUADRATURE_NODES,
+    SAMPLE_CHUNK,
+    DistributionBase,
+    over_nodes,
+    weighted_sum,
+)
 from models.distributions.continuous import Exponential, LogNormal, Uniform, lognormal_nodes
 from models.distributions.discrete import Constant, Empirical
 from models.distributions.mixture import KINDS, Component, Distribution, Mixture
@@ -11,6 +17,7 @@ from models.distributions.mixture import KINDS, Component, Distribution, Mixture
 __all__ = [
     "KINDS",
     "QUADRATURE_NODES",
+    "SAMPLE_CHUNK",
     "Component",
     "Constant",
     "Distribution",

@@ -13,13 +13,22 @@ any array shape and return one of that shape.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Annotated
 
 import numpy as np
 from numpy.typing import ArrayLike
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
+
+from models.strict import MAX_DISTRIBUTION_VALUE, Float
 
 QUADRATURE_NODES = 48
 """Nodes of the Gauss rule a continuous distribution uses for expectations without a closed form."""
+
+SAMPLE_CHUNK = 1 << 20
+"""Values drawn at a time by ``sample_prefix`` when it draws values it does not keep."""
+
+Bounded = Annotated[Float, Field(le=MAX_DISTRIBUTION_VALUE)]
+"""A finite number at most ``MAX_DISTRIBUTION_VALUE``: an item of a list of values or weights."""
 
 
 class DistributionBase(BaseModel):
@@ -67,6 +76,23 @@ class DistributionBase(BaseModel):
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
         raise NotImplementedError
+
+    def sample_prefix(
+        self, rng: np.random.Generator, size: int, keep: int, finish: bool = True
+    ) -> np.ndarray:
+        """The first ``keep`` values of ``sample(rng, size)``, holding no more than a chunk.
+
+        With ``finish`` the generator ends where ``sample(rng, size)`` leaves it (the
+        other ``size - keep`` values are drawn chunk by chunk and dropped), so what is
+        drawn next from the same stream does not change; without it they are not drawn.
+        It holds for distributions that draw value after value, as numpy's samplers
+        do: the values come out the same in chunks as in one call.
+        """
+        head = self.sample(rng, keep)
+        if finish:
+            for start in range(keep, size, SAMPLE_CHUNK):
+                self.sample(rng, min(SAMPLE_CHUNK, size - start))
+        return head
 
     def is_integer_valued(self) -> bool:
         return False

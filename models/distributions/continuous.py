@@ -12,13 +12,14 @@ from pydantic import ConfigDict, Field, model_validator
 from scipy import special
 
 from models.distributions.base import DistributionBase
+from models.strict import MAX_DISTRIBUTION_VALUE, Float
 
 
 class Exponential(DistributionBase):
     """Exponential with the given mean."""
 
     kind: Literal["exponential"] = "exponential"
-    mean_value: float = Field(gt=0, alias="mean", description="the mean")
+    mean_value: Float = Field(gt=0, le=MAX_DISTRIBUTION_VALUE, alias="mean", description="the mean")
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
@@ -59,8 +60,10 @@ class LogNormal(DistributionBase):
     """Log-normal given by its median and the sigma of log(X)."""
 
     kind: Literal["lognormal"] = "lognormal"
-    median: float = Field(gt=0, description="median (exp of the mean of log X)")
-    sigma: float = Field(ge=0, le=3, description="standard deviation of log X")
+    median: Float = Field(
+        gt=0, le=MAX_DISTRIBUTION_VALUE, description="median (exp of the mean of log X)"
+    )
+    sigma: Float = Field(ge=0, le=3, description="standard deviation of log X")
 
     @property
     def mean(self) -> float:
@@ -120,8 +123,8 @@ class Uniform(DistributionBase):
     """Uniform on [low, high]."""
 
     kind: Literal["uniform"] = "uniform"
-    low: float = Field(ge=0, description="lower bound")
-    high: float = Field(ge=0, description="upper bound")
+    low: Float = Field(ge=0, le=MAX_DISTRIBUTION_VALUE, description="lower bound")
+    high: Float = Field(ge=0, le=MAX_DISTRIBUTION_VALUE, description="upper bound")
 
     @model_validator(mode="after")
     def _ordered(self) -> Uniform:

@@ -9,14 +9,21 @@ import numpy as np
 from numpy.typing import ArrayLike
 from pydantic import Field, model_validator
 
-from models.distributions.base import DistributionBase, check_weights, normalised, weighted_sum
+from models.distributions.base import (
+    Bounded,
+    DistributionBase,
+    check_weights,
+    normalised,
+    weighted_sum,
+)
+from models.strict import MAX_DISTRIBUTION_VALUE, Float
 
 
 class Constant(DistributionBase):
     """Always the same value."""
 
     kind: Literal["constant"] = "constant"
-    value: float = Field(ge=0, description="the value")
+    value: Float = Field(ge=0, le=MAX_DISTRIBUTION_VALUE, description="the value")
 
     @property
     def mean(self) -> float:
@@ -49,6 +56,11 @@ class Constant(DistributionBase):
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
         return np.full(size, self.value)
 
+    def sample_prefix(
+        self, rng: np.random.Generator, size: int, keep: int, finish: bool = True
+    ) -> np.ndarray:
+        return np.full(keep, self.value)
+
     def is_integer_valued(self) -> bool:
         return float(self.value).is_integer()
 
@@ -60,8 +72,8 @@ class Empirical(DistributionBase):
     """Discrete values with weights (normalised), e.g. an observed histogram."""
 
     kind: Literal["empirical"] = "empirical"
-    values: tuple[float, ...] = Field(min_length=1, description="the values")
-    weights: tuple[float, ...] = Field(min_length=1, description="relative weights")
+    values: tuple[Bounded, ...] = Field(min_length=1, description="the values")
+    weights: tuple[Bounded, ...] = Field(min_length=1, description="relative weights")
 
     @model_validator(mode="after")
     def _check(self) -> Empirical:

@@ -8,7 +8,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 from pydantic import BeforeValidator, Field, model_validator
 
-from models.distributions.base import DistributionBase, check_weights, normalised, weighted_sum
+from models.distributions.base import (
+    SAMPLE_CHUNK,
+    Bounded,
+    DistributionBase,
+    check_weights,
+    normalised,
+    weighted_sum,
+)
 from models.distributions.continuous import Exponential, LogNormal, Uniform
 from models.distributions.discrete import Constant, Empirical
 
@@ -17,7 +24,7 @@ class Mixture(DistributionBase):
     """A weighted mixture of other distributions (e.g. sustained rate plus bursts)."""
 
     kind: Literal["mixture"] = "mixture"
-    weights: tuple[float, ...] = Field(min_length=1, description="relative weights")
+    weights: tuple[Bounded, ...] = Field(min_length=1, description="relative weights")
     components: tuple[Distribution, ...] = Field(min_length=1, description="the parts")
 
     @model_validator(mode="after")
@@ -71,6 +78,29 @@ class Mixture(DistributionBase):
             out[chosen] = component.sample(rng, int(chosen.sum()))
         return out
 
+    def sample_prefix(
+        self, rng: np.random.Generator, size: int, keep: int, finish: bool = True
+    ) -> np.ndarray:
+        """The first ``keep`` values of ``sample(rng, size)``: the component choices of all
+        ``size`` come first in the stream, then each component's draws in turn, so the
+        choices are counted chunk by chunk and each component skips what it does not keep."""
+        if keep == 0 and not finish:
+            return np.empty(0)
+        parts = len(self.components)
+        which = rng.choice(parts, size=keep, p=self._p)
+        kept = np.bincount(which, minlength=parts)
+        drawn = kept.copy()
+        for start in range(keep, size, SAMPLE_CHUNK):
+            chunk = rng.choice(parts, size=min(SAMPLE_CHUNK, size - start), p=self._p)
+            drawn += np.bincount(chunk, minlength=parts)
+        last = parts - 1 if finish else int(np.flatnonzero(kept)[-1])
+        out = np.empty(keep)
+        for index in range(last + 1):
+            out[which == index] = self.components[index].sample_prefix(
+                rng, int(drawn[index]), int(kept[index]), finish or index < last
+            )
+        return out
+
     def is_integer_valued(self) -> bool:
         return all(c.is_integer_valued() for c in self.components)
 
@@ -85,6 +115,10 @@ class Mixture(DistributionBase):
 def _number_is_constant(value: object) -> object:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return {"kind": "constant", "value": value}
+    if not isinstance(value, dict | DistributionBase):
+        raise ValueError(
+            f"must be a number (a constant) or a table with kind = one of {', '.join(KINDS)}"
+        )
     return value
 
 

@@ -6,6 +6,7 @@ that brackets it is ``sim.analysis.capacity_estimate``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -67,8 +68,8 @@ def parse_slo(text: str) -> Slo:
         limit_s = float(value)
     except ValueError:
         limit_s = float("nan")
-    if not limit_s > 0:
-        raise ScenarioError(f"--slo {metric} = {value!r}: must be a number of seconds > 0")
+    if not (limit_s > 0 and math.isfinite(limit_s)):
+        raise ScenarioError(f"--slo {metric} = {value!r}: must be a finite number of seconds > 0")
     return Slo(SloMetric(metric), limit_s)
 
 
@@ -156,7 +157,18 @@ class Evaluation:
 
 
 def evaluation(agents: int, replications: list[Replication], slos: list[Slo]) -> Evaluation:
-    """The SLO checks of ``agents`` agents from their replications (each from its warm-up cut)."""
+    """The SLO checks of ``agents`` agents from their replications (each from its warm-up cut).
+
+    A probe whose measured window holds no finished rollout stops the search with
+    a one-line error rather than a guess.
+    """
+    empty = next((r for r in replications if r.records.count == 0), None)
+    if empty is not None:
+        what = "no rollout started" if empty.rollouts_started == 0 else "no rollout finished"
+        raise ScenarioError(
+            f"capacity probe of {agents:,} agents: {what} in a replication's "
+            f"{empty.window_s:g} s measured window; lengthen load.duration_s"
+        )
     steady = steady_state(replications)
     checks = {}
     for slo in slos:

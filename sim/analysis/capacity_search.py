@@ -30,6 +30,7 @@ from sim.analysis.capacity import (
     with_agents,
 )
 from sim.analysis.capacity_estimate import SloEstimate
+from sim.analysis.estimates import check_fleet
 from sim.analysis.fleet_summary import run_fleet
 from sim.engine.replication import Replication
 from sim.engine.transports import Transport
@@ -48,6 +49,8 @@ class SearchProgress:
     bracket: tuple[int, int | None]
     replications_done: int
     replications_planned: int
+    finished: Evaluation | None = None
+    """The probe just decided, if this report ends one."""
 
 
 Report = Callable[[SearchProgress], None]
@@ -89,6 +92,7 @@ class _Search:
         if agents in self.evaluations:
             return self.evaluations[agents]
         scenario = with_agents(self.scenario, agents)
+        check_fleet(f"capacity probe of {agents:,} agents", scenario, self.transport)
         runs = self.runs.setdefault(agents, [])
         while True:
             size = max(2 - len(runs), min(self.batch, self.cap - len(runs)))
@@ -98,12 +102,14 @@ class _Search:
             )
             self.replications_done += size
             result = evaluation(agents, runs, self.slos)
-            self._tell(agents)
-            if result.verdict is not Verdict.UNDECIDED or len(runs) >= self.cap:
+            decided = result.verdict is not Verdict.UNDECIDED or len(runs) >= self.cap
+            if decided:
                 self.evaluations[agents] = result
+            self._tell(agents, result if decided else None)
+            if decided:
                 return result
 
-    def _tell(self, agents: int) -> None:
+    def _tell(self, agents: int, finished: Evaluation | None = None) -> None:
         if self.report is None:
             return
         low, high = self.bracket
@@ -116,6 +122,7 @@ class _Search:
                 self.bracket,
                 self.replications_done,
                 self.replications_done + still * self.cap,
+                finished,
             )
         )
 

@@ -8,6 +8,7 @@ from enum import StrEnum
 from models.errors import ScenarioError
 from models.loading import load_scenario
 from models.scenario import Scenario
+from sim.analysis.estimates import check_run
 from sim.analysis.fleet_summary import run_fleet
 from sim.engine.analytic import Expectation, expect
 from sim.engine.records import RolloutRecords, TurnRecords
@@ -97,15 +98,19 @@ def execute(
     progress: Progress | None = None,
     overrides: tuple[str, ...] = (),
 ) -> Run:
-    """Evaluate one spec with the chosen engine; ``overrides`` are recorded in the run."""
+    """Evaluate one spec with the chosen engine, once its estimate is within the caps.
+
+    ``overrides`` are recorded in the run.
+    """
     if rollouts < 1:
         raise ScenarioError(f"rollouts = {rollouts}: must be an integer >= 1")
+    if engine is Engine.ANALYTIC and is_fleet(scenario):
+        raise ScenarioError(
+            "engine = 'analytic': it models one agent without contention; "
+            "use --engine des with load settings, or load.agents = 1"
+        )
+    check_run(spec.text, scenario, spec.transport, engine is Engine.ANALYTIC, rollouts, keep_turns)
     if engine is Engine.ANALYTIC:
-        if is_fleet(scenario):
-            raise ScenarioError(
-                "engine = 'analytic': it models one agent without contention; "
-                "use --engine des with load settings, or load.agents = 1"
-            )
         expectation = expect(scenario, spec.transport)
         return Run(spec, scenario, engine, rollouts, expectation=expectation, overrides=overrides)
     if is_fleet(scenario):

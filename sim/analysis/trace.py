@@ -32,7 +32,10 @@ def trace_events(turns: TurnRecords, label: str) -> list[dict[str, Any]]:
         events.append(_meta("process_name", pid, 0, f"{label} rollout {pid}"))
         for tid, stage in enumerate(STAGES):
             events.append(_meta("thread_name", pid, tid, stage.value))
-    origin = {int(r): float(turns.start_at_s[turns.rollout == r].min()) for r in rollouts}
+    rollout_row = np.searchsorted(rollouts, turns.rollout)
+    first_start_s = np.full(rollouts.size, np.inf)
+    np.minimum.at(first_start_s, rollout_row, turns.start_at_s)
+    origin = dict(zip(rollouts.tolist(), first_start_s.tolist(), strict=True))
     for row in range(turns.rollout.size):
         pid = int(turns.rollout[row])
         at_s = float(turns.start_at_s[row]) - origin[pid]

@@ -6,10 +6,8 @@ and exits with code 2.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 import numpy as np
@@ -21,14 +19,17 @@ from rich.table import Table
 from models.errors import ScenarioError
 from models.hardware import hardware_registry
 from models.loading import load_scenario, preset_names, raw_scenario, scenario_text, validate
+from models.scenario import Scenario
 from models.scenario_hash import scenario_hash
+from sim.analysis.estimates import check_run
 from sim.analysis.export import output_paths, record_tables, write_records
-from sim.analysis.run import Engine, Run, execute, load, parse_engine, parse_spec
+from sim.analysis.run import Engine, Run, Spec, execute, is_fleet, load, parse_engine, parse_spec
 from sim.analysis.summary import compare as compare_runs
 from sim.analysis.summary import summarize
 from sim.analysis.trace import write_trace
 from sim.cli.capacity import capacity as capacity_command
 from sim.cli.load import load as load_command
+from sim.cli.output import check_writable, json_text, write_output
 from sim.cli.report import print_compare, print_run
 from sim.cli.sweep import plot as plot_command
 from sim.cli.sweep import sweep as sweep_command
@@ -36,6 +37,8 @@ from sim.cli.testbed import testbed as testbed_command
 from sim.engine.transports import Transport
 
 USAGE_ERROR = 2
+MIN_ROLLOUTS = 2
+"""Fewest rollouts of a simulation: a confidence interval needs two."""
 
 
 @click.group(
@@ -121,9 +124,9 @@ def presets() -> None:
     help="with --resolved: apply an override first, as run does; repeatable",
 )
 def show(name: str, resolved: bool, sets: tuple[str, ...]) -> None:
-    """Print preset or TOML file NAME as TOML, ready to copy and edit."""
-    scenario = load_scenario(name, sets)
+    """Print preset or TOML file NAME as written (or resolved and validated), ready to edit."""
     if resolved:
+        scenario = load_scenario(name, sets)
         click.echo(f"# scenario hash: {scenario_hash(scenario)} (seed aside)")
         click.echo(tomli_w.dumps(scenario.model_dump(mode="json", by_alias=True)))
     elif sets:
@@ -146,13 +149,14 @@ def run(
     out: Path | None,
 ) -> None:
     """Simulate SPEC (PRESET_OR_FILE.toml[:TRANSPORT], e.g. codex-spark:ws); print its budget."""
-    outcome = _execute(spec, rollouts, seed, sets, engine, trace, out)
+    prepared = _prepare(spec, rollouts, seed, sets, engine, trace, out)
+    outcome = _execute(prepared, rollouts, sets)
     result = summarize(outcome)
-    _write_files(trace, out, {spec: outcome})
     if as_json:
-        _print_json(result.to_json())
+        click.echo(json_text(result.to_json()))
     else:
         print_run(Console(), result)
+    _write_files(trace, out, {spec: outcome})
 
 
 @app.command()
@@ -171,14 +175,17 @@ def compare(
     out: Path | None,
 ) -> None:
     """Compare SPEC_A (baseline) with SPEC_B on the same workload draws."""
-    a = _execute(spec_a, rollouts, seed, sets, engine, trace, out)
-    b = _execute(spec_b, rollouts, seed, sets, engine, trace, out)
+    both = [
+        _prepare(text, rollouts, seed, sets, engine, trace, out, runs=2)
+        for text in (spec_a, spec_b)
+    ]
+    a, b = (_execute(prepared, rollouts, sets) for prepared in both)
     result = compare_runs(a, b)
-    _write_files(trace, out, {"a": a, "b": b})
     if as_json:
-        _print_json(result.to_json())
+        click.echo(json_text(result.to_json()))
     else:
         print_compare(Console(), result)
+    _write_files(trace, out, {"a": a, "b": b})
 
 
 app.add_command(load_command)
@@ -188,7 +195,7 @@ app.add_command(plot_command)
 app.add_command(testbed_command)
 
 
-def _execute(
+def _prepare(
     spec_text: str,
     rollouts: int,
     seed: int | None,
@@ -196,7 +203,10 @@ def _execute(
     engine_name: str,
     trace: Path | None,
     out: Path | None,
-) -> Run:
+    runs: int = 1,
+) -> tuple[Spec, Scenario, Engine, bool]:
+    """Everything a run needs, checked before any run starts: spec, scenario, engine,
+    rollouts, the trace and records files and the estimate against the caps."""
     spec = parse_spec(spec_text)
     engine = parse_engine(engine_name)
     scenario = load(spec, sets, seed)
@@ -205,9 +215,28 @@ def _execute(
             raise ScenarioError(
                 f"{option}: needs --engine des (the analytic engine draws no turns)"
             )
+    if rollouts < 1:
+        raise ScenarioError(f"--rollouts = {rollouts}: must be an integer >= 1")
+    if engine is Engine.DES and not is_fleet(scenario) and rollouts < MIN_ROLLOUTS:
+        raise ScenarioError(
+            f"--rollouts = {rollouts}: the simulation needs at least {MIN_ROLLOUTS} rollouts "
+            "for a 95% CI; use --engine analytic for expected values alone"
+        )
+    if trace is not None:
+        check_writable(trace, "--trace")
     if out is not None:
-        output_paths(out)
+        for path in output_paths(out).values():
+            check_writable(path, "--out")
     keep_turns = trace is not None or out is not None
+    analytic = engine is Engine.ANALYTIC
+    check_run(spec.text, scenario, spec.transport, analytic, rollouts, keep_turns, runs)
+    return spec, scenario, engine, keep_turns
+
+
+def _execute(
+    prepared: tuple[Spec, Scenario, Engine, bool], rollouts: int, sets: tuple[str, ...]
+) -> Run:
+    spec, scenario, engine, keep_turns = prepared
     if not sys.stderr.isatty() or engine is Engine.ANALYTIC:
         return execute(spec, scenario, engine, rollouts, keep_turns, overrides=sets)
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
@@ -222,27 +251,25 @@ def _execute(
 
 def _write_files(trace: Path | None, out: Path | None, runs: dict[str, Run]) -> None:
     """Write the trace and the records asked for (runs by label: the spec, or a and b of a
-    comparison); say on standard error what was written."""
+    comparison); say on standard error what was written.  A failure is one line, after
+    the summary has been printed."""
     if trace is not None:
         labelled = {
             label if label == r.spec.text else f"{label}: {r.spec.text}": r.turn_records()
             for label, r in runs.items()
         }
-        write_trace(trace, labelled)
+        write_output(trace, "--trace", lambda target: write_trace(target, labelled))
         rollouts = sum(len(np.unique(turns.rollout)) for turns in labelled.values())
         click.echo(f"wrote {trace}: the turns of {rollouts} rollouts (ui.perfetto.dev)", err=True)
     if out is not None:
         tables = record_tables(runs)
-        written = ", ".join(str(path) for path in write_records(out, tables))
+        written: list[Path] = []
+        write_output(out, "--out", lambda target: written.extend(write_records(target, tables)))
         click.echo(
-            f"wrote {written}: {tables.rollouts.num_rows:,} rollouts, "
+            f"wrote {', '.join(map(str, written))}: {tables.rollouts.num_rows:,} rollouts, "
             f"{tables.turns.num_rows:,} turns",
             err=True,
         )
-
-
-def _print_json(payload: dict[str, Any]) -> None:
-    click.echo(json.dumps(payload, indent=2))
 
 
 def main() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -17,11 +16,13 @@ from rich.progress import (
 )
 
 from models.errors import ScenarioError
-from sim.analysis.capacity import CapacityResult, parse_slo
+from sim.analysis.capacity import CapacityResult, Evaluation, parse_slo
 from sim.analysis.capacity_search import SearchProgress, search_all
+from sim.analysis.estimates import check_rollout_length
 from sim.analysis.run import load as load_scenario_of
 from sim.analysis.run import parse_spec
 from sim.cli.load import workers_options
+from sim.cli.output import json_text
 from sim.engine.transports import Transport
 from sim.sweep.workers import replication_workers
 
@@ -58,6 +59,8 @@ def capacity(
     if max_agents < 1:
         raise ScenarioError(f"--max-agents = {max_agents}: must be an integer >= 1")
     scenario = load_scenario_of(parse_spec(spec), sets, seed)
+    check_rollout_length(spec, scenario)
+    probes: list[tuple[Transport, Evaluation]] = []
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -75,6 +78,8 @@ def capacity(
         tasks = {t: bar.add_task(f"{t.value}: analytic estimate", total=None) for t in TRANSPORTS}
 
         def report(progress: SearchProgress) -> None:
+            if progress.finished is not None:
+                probes.append((progress.transport, progress.finished))
             low, high = progress.bracket
             bracket = f"{low}-{'?' if high is None else high}"
             bar.update(
@@ -87,9 +92,14 @@ def capacity(
                 total=progress.replications_planned,
             )
 
-        found = search_all(
-            scenario, TRANSPORTS, objectives, max_agents, pool.executor, pool.parallel, report
-        )
+        try:
+            found = search_all(
+                scenario, TRANSPORTS, objectives, max_agents, pool.executor, pool.parallel, report
+            )
+        except (ScenarioError, KeyboardInterrupt):
+            # The probes decided before the error are printed, not lost.
+            print_probes(probes, as_json)
+            raise
     http = found[Transport.HTTP].capacity_agents
     ratio = found[Transport.WS].capacity_agents / http if http else None
     if as_json:
@@ -100,7 +110,7 @@ def capacity(
             "capacity": {t.value: entry.to_json() for t, entry in found.items()},
             "ws_over_http": ratio,
         }
-        click.echo(json.dumps(payload, indent=2))
+        click.echo(json_text(payload))
         return
     out = Console()
     for entry in found.values():
@@ -142,6 +152,18 @@ def statement(entry: CapacityResult) -> str:
         f"analytic estimate {entry.analytic_estimate_agents:,} agents "
         f"(saturation N* = {entry.saturation_agents:,.0f})."
     )
+
+
+def print_probes(probes: list[tuple[Transport, Evaluation]], as_json: bool) -> None:
+    """The probes a search decided before it stopped, one per line (or as JSON)."""
+    if as_json:
+        payload = [{"transport": t.value, **e.to_json()} for t, e in probes]
+        click.echo(json_text({"finished_probes": payload}))
+        return
+    for transport, evaluation in probes:
+        values = ", ".join(f"{m} {c.value_s:.3f} s" for m, c in evaluation.checks.items())
+        verdict = "meets" if evaluation.meets else "misses"
+        click.echo(f"{transport.value}: {evaluation.agents} agents {verdict} the SLOs ({values})")
 
 
 def _count(n: int, noun: str) -> str:

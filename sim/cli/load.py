@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -13,6 +12,7 @@ from rich.table import Table
 
 from models.scenario import Scenario
 from models.stages import POOLS, Stage
+from sim.analysis.estimates import check_fleet
 from sim.analysis.fleet_analytic import analytic_points
 from sim.analysis.fleet_summary import fleet_result, run_fleet
 from sim.analysis.load_points import load_scenarios, parse_points
@@ -20,6 +20,7 @@ from sim.analysis.metrics import Metric
 from sim.analysis.results import RunResult
 from sim.analysis.run import Engine, parse_engine, parse_spec
 from sim.analysis.run import load as load_scenario_of
+from sim.cli.output import json_text
 from sim.engine.transports import Transport
 from sim.sweep.workers import replication_workers
 
@@ -80,14 +81,36 @@ def load(
     if chosen is Engine.ANALYTIC:
         results = analytic_points(spec, points, parsed.transport)
     else:
-        results = _simulate(spec, points, parsed.transport, workers, scheduler)
+        for point in points:
+            check_fleet(f"{spec} at {point_label(point)}", point, parsed.transport)
+        results = []
+        try:
+            _simulate(spec, points, parsed.transport, workers, scheduler, results)
+        finally:
+            # Points already simulated are printed even when a later one fails or is interrupted.
+            if results:
+                print_points(spec, results, as_json)
+        return
+    print_points(spec, results, as_json)
+
+
+def point_label(scenario: Scenario) -> str:
+    """A load point as the command line gave it."""
+    load = scenario.load
+    if load.kind == "closed":
+        return f"{load.agents:,} agents"
+    return f"{load.rollouts_per_s:g} rollouts/s"
+
+
+def print_points(spec: str, results: list[RunResult], as_json: bool) -> None:
+    """The load points as one JSON object or as a table with its notes."""
     if as_json:
         payload = {
             "spec": spec,
             Metric.ENGINE.value: results[0].engine,
             "points": [result.to_json() for result in results],
         }
-        click.echo(json.dumps(payload, indent=2))
+        click.echo(json_text(payload))
         return
     console = Console() if sys.stdout.isatty() else Console(width=TABLE_WIDTH)
     console.print(load_table(spec, results))
@@ -103,8 +126,10 @@ def _simulate(
     transport: Transport,
     workers: int | None,
     scheduler: str | None,
-) -> list[RunResult]:
-    """Every load point's replications, in parallel, with a progress bar on a terminal."""
+    results: list[RunResult],
+) -> None:
+    """Every load point's replications, in parallel, with a progress bar on a terminal;
+    each finished point is appended to ``results`` at once."""
     total = sum(p.load.replications for p in points)
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     console = Console(stderr=True)
@@ -113,14 +138,11 @@ def _simulate(
         Progress(*columns, console=console, transient=True, disable=not sys.stderr.isatty()) as bar,
     ):
         task = bar.add_task(f"{spec}: replications", total=total)
-        results = []
         for point in points:
-            label = point.load.agents if point.load.kind == "closed" else point.load.rollouts_per_s
-            bar.update(task, description=f"{spec} at {label} ({pool.where})")
+            bar.update(task, description=f"{spec} at {point_label(point)} ({pool.where})")
             runs = run_fleet(point, transport, executor=pool.executor)
             bar.advance(task, len(runs))
             results.append(fleet_result(spec, point, transport, runs))
-    return results
 
 
 def _with_ci(mean: float, interval: tuple[float, float] | None, scale: float, fmt: str) -> str:
@@ -161,6 +183,9 @@ def load_table(spec: str, results: list[RunResult]) -> Table:
         load = f"{fleet.load.agents:,}" if closed else f"{fleet.load.rollouts_per_s:g}"
         if not result.stable:
             table.add_row(load, "UNSTABLE", "-", "-", "-", "-", "-", "-", style="red")
+            continue
+        if result.e2e_s is None:
+            table.add_row(load, "NO ROLLOUT MEASURED", "-", "-", "-", "-", "-", "-", style="red")
             continue
         e2e, ttft = result.e2e_s, result.ttft_s
         turns = fleet.throughput[Metric.TURNS_PER_S]

@@ -7,6 +7,7 @@ command line starts, so ``loopbudget run`` stays quick.
 from __future__ import annotations
 
 import importlib.util
+import math
 import re
 import sys
 from pathlib import Path
@@ -14,7 +15,9 @@ from pathlib import Path
 import click
 
 from models.errors import ScenarioError
-from models.loading import parse_assignment
+from models.loading import parse_assignment, validate
+from sim.analysis.estimates import check_run
+from sim.analysis.run import Engine
 
 FAILED_POINTS = 1
 """Exit code when the sweep finished but some points failed (bad input is 2)."""
@@ -45,13 +48,13 @@ def sweep(file: Path, out: Path, workers: int | None, scheduler: str | None, res
     An analytic sweep runs in this process unless --workers or --scheduler asks for Dask;
     a DES sweep runs on a local Dask cluster.
     """
+    from sim.sweep.cluster import check_address, check_workers
     from sim.sweep.execute import default_sweep_workers, run_sweep
     from sim.sweep.sweepfile import load_sweep
 
     if workers is not None and scheduler is not None:
         raise ScenarioError("--workers and --scheduler: give one of them, not both")
-    if workers is not None and workers < 0:
-        raise ScenarioError(f"--workers = {workers}: must be >= 0")
+    check_workers(workers)
     loaded = load_sweep(file)
     if workers is None and scheduler is None:
         workers = default_sweep_workers(loaded)
@@ -60,6 +63,12 @@ def sweep(file: Path, out: Path, workers: int | None, scheduler: str | None, res
             "sweep: this sweep runs on Dask, which is not installed; "
             "pip install 'loopbudget[sweep]', or --workers 0 to run it in this process"
         )
+    if scheduler is not None:
+        check_address(scheduler)
+    base = validate(loaded.base_raw)
+    analytic = loaded.file.engine is Engine.ANALYTIC
+    for transport in loaded.file.transports:
+        check_run(f"{file}: the base point", base, transport, analytic, loaded.file.rollouts)
     outcome = run_sweep(loaded, out, workers, scheduler, resume)
     unit = "points" if len(loaded.seeds) == 1 else "points x seeds"
     shape = (
@@ -68,6 +77,8 @@ def sweep(file: Path, out: Path, workers: int | None, scheduler: str | None, res
     )
     click.echo(f"{loaded.file.name}: {outcome.rows:,} rows ({shape}) in {out}")
     resumed = f", {outcome.resumed:,} already done" if outcome.resumed else ""
+    if outcome.damaged:
+        resumed += f", {outcome.damaged:,} damaged parts recomputed"
     startup = (
         f" after {outcome.startup_s:.1f} s starting workers" if outcome.startup_s > 0.5 else ""
     )
@@ -132,6 +143,10 @@ def plot(
     from sim.sweep.plots import heat_map, line_plot, save, tornado
     from sim.sweep.results_table import Results
 
+    for option, values in (("--mark", marks), ("--contour", contours)):
+        for value in values:
+            if not math.isfinite(value):
+                raise ScenarioError(f"{option} = {value}: must be a finite number")
     results = Results.load(directory)
     metric = y or default_metric(results.table.column_names)
     where = dict(_where(text) for text in wheres)

@@ -16,9 +16,10 @@ from typing import Any
 from annotated_types import Ge, Le
 from pydantic import BaseModel
 
-from models.errors import ScenarioError
 from models.loading import set_path, validate
 from models.scenario import Scenario
+from models.text_input import parse_json
+from sim.analysis.estimates import check_rollout_length
 
 JS_SAFE_INTEGER = 2**53 - 1
 """Browsers hold numbers as doubles: integer inputs must stay within this range."""
@@ -118,10 +119,7 @@ def table_value(spec: FieldSpec, shown: Any) -> Any:
     """A widget value back as a table value; bad JSON raises a one-line ScenarioError."""
     if spec.kind is not FieldKind.JSON:
         return shown
-    try:
-        return json.loads(shown)
-    except json.JSONDecodeError as error:
-        raise ScenarioError(f"{spec.path} = {shown!r}: invalid JSON: {error}") from None
+    return parse_json(shown, f"{spec.path} = {_short(shown)}")
 
 
 def apply_field(
@@ -137,9 +135,18 @@ def apply_field(
 
 
 def validated(data: dict[str, Any]) -> tuple[dict[str, Any], Scenario]:
-    """The full table of ``data`` (hardware-profile fields filled in) and its scenario."""
+    """The full table of ``data`` (hardware-profile fields filled in) and its scenario.
+
+    A scenario whose rollouts are longer than the rollout length cap is refused
+    here too: every view lays its rollout out at once.
+    """
     scenario = validate(data)
+    check_rollout_length(scenario.name, scenario)
     return scenario.model_dump(mode="json", by_alias=True), scenario
+
+
+def _short(text: str) -> str:
+    return repr(text) if len(text) <= 60 else repr(text[:57] + "...")
 
 
 def _kind(annotation: Any) -> tuple[FieldKind, tuple[str, ...]]:

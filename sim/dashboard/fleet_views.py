@@ -9,7 +9,8 @@ import streamlit as st
 
 from models.errors import ScenarioError
 from models.scenario import Scenario
-from sim.analysis.capacity import Slo, SloMetric
+from sim.analysis.capacity import Slo, SloMetric, with_agents
+from sim.analysis.estimates import check_fleet
 from sim.dashboard import charts, downloads
 from sim.dashboard import load as fleet
 from sim.dashboard.cache import (
@@ -39,6 +40,10 @@ def load_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     )
     try:
         counts = fleet.agent_counts(text)
+        for transport, agents in itertools.product(transports, counts):
+            check_fleet(
+                f"{agents:,} agents ({transport})", with_agents(scenario, agents), transport
+            )
     except ScenarioError as error:
         st.error(str(error))
         return

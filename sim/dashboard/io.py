@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import re
-import tempfile
 from pathlib import Path
 
 import tomli_w
 
 from models.errors import ScenarioError
-from models.loading import raw_scenario, validate
+from models.limits import INPUT_SIZE
+from models.loading import raw_scenario_text, validate
 from models.scenario import Scenario
+from models.text_input import decode_utf8
+from sim.analysis.estimates import check_rollout_length
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -21,24 +23,22 @@ def scenario_toml(scenario: Scenario) -> str:
 
 
 def scenario_from_upload(file_name: str, content: bytes) -> Scenario:
-    """Validate an uploaded TOML file exactly as ``loopbudget run FILE`` would.
+    """Validate an uploaded TOML file as ``loopbudget run FILE`` would, reading nothing else.
 
-    ``extends`` may name a preset.  Raises a one-line ScenarioError naming the
-    file or field, the value and what is allowed.
+    ``extends`` may name a preset, never a file: the upload comes from another
+    machine, so no path in it means anything here.  Raises a one-line
+    ScenarioError naming the file or field, the value and what is allowed.
     """
     name = _UNSAFE.sub("_", Path(file_name).name) or "scenario"
     if not name.endswith(".toml"):
         name += ".toml"
-    try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError as error:
+    limit = INPUT_SIZE.limit()
+    if len(content) > limit:
         raise ScenarioError(
-            f"{name}: not UTF-8 text ({error.reason} at byte {error.start})"
-        ) from None
-    with tempfile.TemporaryDirectory(prefix="loopbudget-upload-") as folder:
-        path = Path(folder) / name
-        path.write_text(text, encoding="utf-8")
-        try:
-            return validate(raw_scenario(str(path)))
-        except ScenarioError as error:
-            raise ScenarioError(str(error).replace(f"{folder}/", "")) from None
+            f"{name}: larger than the {INPUT_SIZE.what} cap of "
+            f"{limit / INPUT_SIZE.scale:g} {INPUT_SIZE.unit}"
+        )
+    text = decode_utf8(content, name)
+    scenario = validate(raw_scenario_text(text, name))
+    check_rollout_length(name, scenario)
+    return scenario

@@ -132,7 +132,9 @@ def _path_knob(
         return value if isinstance(value, bool) else value * factor
 
     def write(data: Table, _scenario: Scenario, value: Any) -> None:
-        set_path(data, path, value if isinstance(value, bool) else value / factor)
+        if not isinstance(value, bool):
+            value = round(value / factor) if extra.get("integer") else value / factor
+        set_path(data, path, value)
 
     return Knob(
         key=path,

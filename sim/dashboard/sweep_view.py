@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
 from models.errors import ScenarioError
@@ -11,8 +9,6 @@ from sim.dashboard import downloads, sweeps
 from sim.dashboard.cache import sweep_png, sweep_results, sweep_svg
 from sim.sweep.labels import default_metric
 from sim.sweep.results_table import Results as SweepResults
-
-RESULTS_ROOT = "results"
 
 
 def sweep_view() -> None:
@@ -86,17 +82,16 @@ def _chosen_sweep(source: str) -> tuple[str, SweepResults] | None:
         if upload is None:
             return None
         return upload.file_id, sweeps.results_from_parquet(upload.name, upload.getvalue())
-    found = [str(p) for p in sweeps.results_dirs(Path(RESULTS_ROOT))]
-    path = st.selectbox(
-        "results directory",
-        found,
-        index=0 if found else None,
-        accept_new_options=True,
-        key="sweep:directory",
+    root = sweeps.results_root()
+    found = [str(p) for p in sweeps.results_dirs(root)]
+    chosen = st.selectbox(
+        "results directory", found, index=0 if found else None, key="sweep:directory"
     )
+    typed = st.text_input(f"or another results directory under {root}/", key="sweep:path")
+    path = typed.strip() or chosen
     if path is None:
-        st.info(f"No sweep results under {RESULTS_ROOT}/ yet: run `loopbudget sweep`.")
+        st.info(f"No sweep results under {root}/ yet: run `loopbudget sweep`.")
         return None
-    parts = Path(path, "parts")
+    parts = sweeps.inside_root(root, path) / "parts"
     count = len(list(parts.iterdir())) if parts.is_dir() else 0
     return f"{path}|{count}", sweep_results(path, count)

@@ -7,6 +7,7 @@ plot`` draw the same thing from the same rows.
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +17,21 @@ import pyarrow.parquet as pq
 from matplotlib.figure import Figure
 
 from models.errors import ScenarioError
+from sim.sweep.manifest import MANIFEST, metadata_path
 from sim.sweep.plots import heat_map, line_plot, tornado
 from sim.sweep.results_table import Results
 from sim.sweep.rows import BASELINE, ERROR, INTEGER_COLUMNS, TRANSPORT
-from sim.sweep.store import MANIFEST, metadata_path
 
 KINDS = ("line", "heat map", "tornado")
+RESULTS_ROOT_ENV = "LOOPBUDGET_RESULTS_ROOT"
+DEFAULT_RESULTS_ROOT = "results"
+"""Where the explorer looks for results directories: ``results/`` of the working directory."""
 PNG_DPI = 130
+
+
+def results_root() -> Path:
+    """The one directory the explorer opens results under (``LOOPBUDGET_RESULTS_ROOT``)."""
+    return Path(os.environ.get(RESULTS_ROOT_ENV, DEFAULT_RESULTS_ROOT))
 
 
 def results_dirs(root: Path) -> list[Path]:
@@ -32,14 +41,32 @@ def results_dirs(root: Path) -> list[Path]:
     return sorted(p for p in root.iterdir() if metadata_path(p, MANIFEST).is_file())
 
 
+def inside_root(root: Path, chosen: str) -> Path:
+    """``chosen`` as a results directory under ``root``; anywhere else is a one-line error.
+
+    Links are followed before the check, so a link under the root cannot lead out of it.
+    """
+    path = Path(chosen)
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise ScenarioError(
+            f"results directory {chosen!r}: outside {root}/, the only directory the explorer "
+            f"opens (set {RESULTS_ROOT_ENV} to serve another)"
+        )
+    return path
+
+
 def results_from_parquet(file_name: str, content: bytes) -> Results:
     """Rows of an uploaded Parquet file; swept paths are the dotted column names."""
     try:
         table = pq.read_table(io.BytesIO(content))
-    except (pa.ArrowInvalid, OSError) as error:
+    except (pa.ArrowException, OSError) as error:
         raise ScenarioError(f"{file_name}: not a Parquet file of sweep rows ({error})") from None
     if TRANSPORT not in table.column_names:
         raise ScenarioError(f"{file_name}: no {TRANSPORT!r} column; not sweep rows")
+    if table.num_rows == 0:
+        raise ScenarioError(f"{file_name}: no rows; nothing to plot")
+    if not pa.types.is_string(table.schema.field(TRANSPORT).type):
+        raise ScenarioError(f"{file_name}: the {TRANSPORT!r} column is not text; not sweep rows")
     if ERROR not in table.column_names:
         table = table.append_column(ERROR, pa.nulls(table.num_rows, pa.string()))
     baselines = (
@@ -51,7 +78,7 @@ def results_from_parquet(file_name: str, content: bytes) -> Results:
         description="",
         axes=tuple(c for c in table.column_names if "." in c),
         scales={},
-        transports=tuple(dict.fromkeys(table[TRANSPORT].to_pylist())),
+        transports=tuple(dict.fromkeys(table[TRANSPORT].drop_null().to_pylist())),
         baseline=next(iter(baselines)) if len(baselines) == 1 else None,
     )
 

@@ -78,7 +78,8 @@ def _reach_and_last(calls: Any) -> tuple[np.ndarray, np.ndarray]:
     values, probability = calls.support()
     pmf = np.bincount(values.astype(np.int64), weights=probability)
     reach = np.cumsum(pmf[::-1])[::-1]
-    return reach, pmf / reach
+    # Values of probability zero past the longest rollout are never reached: last is 1 there.
+    return reach, np.divide(pmf, reach, out=np.ones_like(pmf), where=reach > 0)
 
 
 def expected_turns(

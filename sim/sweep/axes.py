@@ -8,10 +8,12 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from models.strict import Bool, Float, Int
+
 MAX_RUNS = 2_000_000
 """Upper bound on points x seeds: larger sweeps are almost always a typo."""
 
-Seed = Annotated[int, Field(ge=0, le=2**63 - 1)]
+Seed = Annotated[Int, Field(ge=0, le=2**63 - 1)]
 
 
 class Table(BaseModel):
@@ -29,18 +31,18 @@ class Axis(Table):
     values: tuple[Any, ...] | None = Field(
         None, min_length=1, description="explicit values (numbers, strings, booleans or tables)"
     )
-    start: float | None = Field(None, description="first value of a range")
-    stop: float | None = Field(None, description="last value of a range (included)")
-    num: int | None = Field(None, ge=1, le=100_000, description="number of values in a range")
-    include: tuple[float, ...] = Field(
+    start: Float | None = Field(None, description="first value of a range")
+    stop: Float | None = Field(None, description="last value of a range (included)")
+    num: Int | None = Field(None, ge=1, le=100_000, description="number of values in a range")
+    include: tuple[Float, ...] = Field(
         (), description="extra values merged into a range (e.g. values to mark on a plot)"
     )
-    low: float | None = Field(None, description="lower bound of a sampled axis")
-    high: float | None = Field(None, description="upper bound of a sampled axis")
+    low: Float | None = Field(None, description="lower bound of a sampled axis")
+    high: Float | None = Field(None, description="upper bound of a sampled axis")
     scale: Literal["linear", "log"] = Field(
         "linear", description="spacing of a range or a sample, and the axis scale of plots"
     )
-    integer: bool = Field(False, description="round a range or a sample to integers")
+    integer: Bool = Field(False, description="round a range or a sample to integers")
 
     @property
     def kind(self) -> Literal["values", "range", "sampled"]:
@@ -81,7 +83,7 @@ class Sample(Table):
     method: Literal["random", "lhs"] = Field(
         description="random: independent uniform draws; lhs: Latin hypercube (scipy.stats.qmc)"
     )
-    points: int = Field(ge=1, le=MAX_RUNS, description="number of sampled points")
+    points: Int = Field(ge=1, le=MAX_RUNS, description="number of sampled points")
     seed: Seed = Field(description="seed of the design (independent of the scenario seeds)")
 
 

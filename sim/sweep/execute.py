@@ -10,7 +10,6 @@ them; workers need no shared file system.
 
 from __future__ import annotations
 
-import logging
 import sys
 import time
 from collections.abc import Iterator
@@ -34,12 +33,13 @@ from rich.progress import Task as ProgressTask
 from rich.text import Text
 
 from sim.analysis.run import Engine
+from sim.sweep.cluster import check_address, check_workers, client
 from sim.sweep.design import expand
+from sim.sweep.lock import writer_lock
 from sim.sweep.rows import axis_kinds, error_rows, to_table
 from sim.sweep.store import ResultsDir, failures, read_results
 from sim.sweep.sweepfile import Sweep
 from sim.sweep.tasks import Context, Task, run_chunk_table
-from sim.sweep.workers import default_workers
 
 Part = tuple[int, pa.Table]
 """A finished chunk: its number and its rows."""
@@ -60,6 +60,8 @@ class Outcome:
     """Evaluating and writing, after the workers were ready."""
     startup_s: float
     """Starting (or connecting to) the workers."""
+    damaged: int = 0
+    """Parts found damaged when the sweep started, recomputed."""
 
     @property
     def runs_per_s(self) -> float:
@@ -78,31 +80,39 @@ def run_sweep(
 
     ``workers`` None: an analytic sweep runs in this process (its batched engine
     evaluates points faster than worker processes start), a DES sweep on a local
-    cluster of one worker per core.  The progress bar goes to standard error, by
+    cluster of one worker per core.  Everything that can fail before the first
+    result is checked first (the directory and its lock, the parts already there,
+    the workers), and only then is the manifest written.  The progress bar goes to
+    standard error, by
     default only when it is a terminal.
     """
     if workers is None and scheduler is None:
         workers = default_sweep_workers(sweep)
     if show_progress is None:
         show_progress = sys.stderr.isatty()
+    check_workers(workers)
+    if scheduler is not None:
+        check_address(scheduler)
     results = ResultsDir(out)
-    finished = results.open(sweep, resume)
-    context = sweep_context(sweep)
-    chunks = chunk_tasks(sweep)
-    pending = {number: tasks for number, tasks in enumerate(chunks) if number not in finished}
-    resumed = sum(len(tasks) for number, tasks in enumerate(chunks) if number in finished)
-    opened = time.perf_counter()
-    with _client(workers if pending else 0, scheduler if pending else None) as client:
-        started = time.perf_counter()
-        if client is None:
-            evaluated = _in_process(context, pending)
-        else:
-            evaluated = _on_dask(client, context, pending)
-        with _progress(sweep, resumed, show_progress) as (bar, task):
-            for number, table in evaluated:
-                results.write_part(number, table)
-                bar.advance(task, len(pending[number]))
-        seconds = time.perf_counter() - started
+    with writer_lock(out):
+        survey = results.survey(sweep, resume)
+        context = sweep_context(sweep)
+        chunks = chunk_tasks(sweep)
+        pending = {n: tasks for n, tasks in enumerate(chunks) if n not in survey.finished}
+        resumed = sum(len(tasks) for n, tasks in enumerate(chunks) if n in survey.finished)
+        opened = time.perf_counter()
+        with client(workers if pending else 0, scheduler if pending else None) as dask:
+            results.prepare(sweep, survey)
+            started = time.perf_counter()
+            if dask is None:
+                evaluated = _in_process(context, pending)
+            else:
+                evaluated = _on_dask(dask, context, pending)
+            with _progress(sweep, resumed, show_progress) as (bar, task):
+                for number, table in evaluated:
+                    results.write_part(number, table)
+                    bar.advance(task, len(pending[number]))
+            seconds = time.perf_counter() - started
     table = read_results(out)
     failed, first_error = failures(table)
     return Outcome(
@@ -114,6 +124,7 @@ def run_sweep(
         computed=sweep.runs - resumed,
         seconds=seconds,
         startup_s=started - opened,
+        damaged=len(survey.damaged),
     )
 
 
@@ -180,33 +191,6 @@ def _on_dask(client: Any, context: Context, pending: dict[int, list[Task]]) -> I
             table = future.result()
         future.release()
         yield number, table
-
-
-@contextmanager
-def _client(workers: int | None, scheduler: str | None) -> Iterator[Any]:
-    """A Dask client: of ``scheduler``, else of a new local cluster; None for ``workers = 0``."""
-    if scheduler is None and workers == 0:
-        yield None
-        return
-    from dask.distributed import Client, LocalCluster
-
-    if scheduler is not None:
-        with Client(scheduler) as client:
-            yield client
-        return
-    cluster = LocalCluster(
-        n_workers=workers or default_workers(),
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-        # Without a dashboard the scheduler still serves its health routes, on port 8787
-        # unless told otherwise (and warns when that port is taken): any free loopback port.
-        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-        silence_logs=logging.ERROR,
-    )
-    with cluster, Client(cluster) as client:
-        yield client
 
 
 class _RateColumn(ProgressColumn):

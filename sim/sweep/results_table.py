@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,8 +12,10 @@ import pyarrow.compute as pc
 
 from models.errors import ScenarioError
 from sim.sweep.labels import is_reduction
+from sim.sweep.manifest import SWEEP_FILE, metadata_path, read_manifest
 from sim.sweep.rows import ERROR, TRANSPORT
-from sim.sweep.store import MANIFEST, SWEEP_FILE, metadata_path, read_results
+from sim.sweep.store import read_results
+from sim.sweep.sweepfile import read_sweep_file
 
 
 @dataclass(frozen=True)
@@ -34,16 +34,16 @@ class Results:
     def load(cls, path: Path | str) -> Results:
         path = Path(path)
         table = read_results(path)
-        manifest = json.loads(metadata_path(path, MANIFEST).read_text())
-        sweep = tomllib.loads(metadata_path(path, SWEEP_FILE).read_text())
+        manifest = read_manifest(path)
+        sweep = read_sweep_file(metadata_path(path, SWEEP_FILE))[1]
         return cls(
             table=table,
-            name=manifest["name"],
-            description=sweep.get("description", ""),
-            axes=tuple(manifest["axes"]),
-            scales={a["path"]: a.get("scale", "linear") for a in sweep.get("axes", [])},
-            transports=tuple(manifest["transports"]),
-            baseline=manifest["baseline"],
+            name=manifest.name,
+            description=sweep.description,
+            axes=manifest.axes,
+            scales={axis.path: axis.scale for axis in sweep.axes},
+            transports=manifest.transports,
+            baseline=manifest.baseline,
         )
 
     def select(

@@ -5,6 +5,7 @@ Layout of ``DIR``::
     _sweep.toml        the sweep file, verbatim
     _manifest.json     what the results depend on (fingerprint, package version, sizes)
     parts/part-NNNNNN.parquet   the rows of chunk NNNNNN, written once it is finished
+    .lock              held by the sweep writing here (``sim.sweep.lock``)
 
 Parquet readers skip names starting with ``_`` or ``.``, so the directory reads
 as a dataset of its parts: ``pandas.read_parquet(DIR)``, DuckDB's
@@ -13,39 +14,50 @@ as a dataset of its parts: ``pandas.read_parquet(DIR)``, DuckDB's
 names when resumed.
 
 A part is written to a temporary name, flushed to disk and renamed, so a
-process killed at any moment leaves only whole parts behind; a resumed sweep
-runs exactly the chunks without a part.  Reading concatenates the parts and
-sorts the rows by point, transport (file order) and seed.
+process killed at any moment leaves only whole parts behind.  A part is
+checked whenever it is read: its Parquet footer, the row count the manifest
+implies and the checksum of every page.  A resumed sweep recomputes the parts
+that fail (a disk that lost data, a part cut short, a stray file) and runs the
+chunks without a part; reading a damaged part for a plot is a one-line error.
+Reading concatenates the parts and sorts the rows by point, transport (file
+order) and seed.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
-from importlib.metadata import version
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from models.errors import ScenarioError
+from sim.sweep.manifest import (
+    LEGACY_NAMES,
+    MANIFEST,
+    SWEEP_FILE,
+    Manifest,
+    manifest_of,
+    metadata_path,
+    read_manifest,
+)
 from sim.sweep.rows import ERROR, POINT, SEED, TRANSPORT
 from sim.sweep.sweepfile import Sweep
 
-MANIFEST = "_manifest.json"
-SWEEP_FILE = "_sweep.toml"
-LEGACY_NAMES = {MANIFEST: "manifest.json", SWEEP_FILE: "sweep.toml"}
-"""What the manifest and the sweep file were called before they moved out of readers' way."""
 PARTS = "parts"
 _PART = re.compile(r"^part-(\d{6})\.parquet$")
 
 
-def package_version() -> str:
-    """The installed loopbudget version, recorded with every result."""
-    return version("loopbudget")
+@dataclass(frozen=True)
+class Survey:
+    """What a results directory already holds for a sweep: whole parts and damaged ones."""
+
+    finished: set[int] = field(default_factory=set)
+    damaged: dict[str, str] = field(default_factory=dict)
+    """Part file name -> what is wrong with it."""
 
 
 class ResultsDir:
@@ -55,69 +67,105 @@ class ResultsDir:
         self.path = path
         self.parts = path / PARTS
 
-    def open(self, sweep: Sweep, resume: bool) -> set[int]:
-        """Prepare the directory for ``sweep``; return the chunks already finished."""
-        manifest = metadata_path(self.path, MANIFEST)
-        expected = _manifest(sweep)
-        if manifest.is_file():
-            if not resume:
-                raise ScenarioError(
-                    f"--out {self.path}: already holds sweep results; "
-                    "add --resume to finish them, or choose another directory"
-                )
-            found = json.loads(manifest.read_text())
-            if found.get("fingerprint") != expected["fingerprint"]:
-                raise ScenarioError(
-                    f"--resume: {self.path} holds results of a different sweep "
-                    f"({found.get('name')!r}, loopbudget {found.get('loopbudget_version')}); "
-                    "the sweep file, its base scenario or the version changed"
-                )
+    def survey(self, sweep: Sweep, resume: bool) -> Survey:
+        """Check that ``sweep`` may write here and find its finished parts; writes nothing."""
         if self.path.exists() and not self.path.is_dir():
             raise ScenarioError(f"--out {self.path}: exists and is not a directory")
+        if not metadata_path(self.path, MANIFEST).is_file():
+            return Survey()
+        if not resume:
+            raise ScenarioError(
+                f"--out {self.path}: already holds sweep results; "
+                "add --resume to finish them, or choose another directory"
+            )
+        found = read_manifest(self.path)
+        expected = manifest_of(sweep)
+        if found.fingerprint != expected.fingerprint:
+            raise ScenarioError(
+                f"--resume: {self.path} holds results of a different sweep "
+                f"({found.name!r}, loopbudget {found.loopbudget_version}); "
+                "the sweep file, its base scenario or the version changed"
+            )
+        survey = Survey()
+        for part in self._part_files():
+            number = int(_PART.match(part.name)[1])
+            problem = checked_part(part, number, expected)[1]
+            if problem is None:
+                survey.finished.add(number)
+            else:
+                survey.damaged[part.name] = problem
+        return survey
+
+    def prepare(self, sweep: Sweep, survey: Survey) -> None:
+        """Write the sweep file and the manifest; drop damaged parts and stale temporary files.
+
+        Call it holding the directory's lock (``sim.sweep.lock.writer_lock``): a
+        temporary file here belongs to a sweep that is no longer running.
+        """
         self.parts.mkdir(parents=True, exist_ok=True)
         for stale in self.parts.glob(".*.tmp"):
             stale.unlink()
+        for name in survey.damaged:
+            (self.parts / name).unlink()
         _write_atomic(self.path / SWEEP_FILE, sweep.text.encode())
-        _write_atomic(self.path / MANIFEST, json.dumps(expected, indent=2).encode())
+        _write_atomic(self.path / MANIFEST, manifest_of(sweep).model_dump_json(indent=2).encode())
         for legacy in LEGACY_NAMES.values():
             (self.path / legacy).unlink(missing_ok=True)
-        return self.finished()
+
+    def open(self, sweep: Sweep, resume: bool) -> set[int]:
+        """``survey`` then ``prepare``: the chunks already finished."""
+        survey = self.survey(sweep, resume)
+        self.prepare(sweep, survey)
+        return survey.finished
 
     def finished(self) -> set[int]:
         """Chunk numbers that have a part."""
-        if not self.parts.is_dir():
-            return set()
-        return {int(m[1]) for p in self.parts.iterdir() if (m := _PART.match(p.name))}
+        return {int(_PART.match(p.name)[1]) for p in self._part_files()}
 
     def write_part(self, chunk: int, table: pa.Table) -> None:
         """Write the rows of one finished chunk as one Parquet part, atomically."""
         final = self.parts / f"part-{chunk:06d}.parquet"
         temporary = self.parts / f".{final.name}.tmp"
-        pq.write_table(table, temporary)
+        pq.write_table(table, temporary, write_page_checksum=True)
         with temporary.open("rb") as written:
             os.fsync(written.fileno())
         os.replace(temporary, final)
         _fsync_directory(self.parts)
 
+    def _part_files(self) -> list[Path]:
+        if not self.parts.is_dir():
+            return []
+        return sorted(p for p in self.parts.iterdir() if _PART.match(p.name))
 
-def metadata_path(directory: Path, name: str) -> Path:
-    """``directory / name``, or its name before the move if only that exists."""
-    legacy = directory / LEGACY_NAMES[name]
-    return legacy if legacy.is_file() and not (directory / name).is_file() else directory / name
+
+def checked_part(path: Path, chunk: int, manifest: Manifest) -> tuple[pa.Table | None, str | None]:
+    """A part's rows and what is wrong with it (None when whole): its footer, its row
+    count and the checksum of every page are checked."""
+    try:
+        table = pq.read_table(path, page_checksum_verification=True)
+    except (pa.ArrowException, OSError) as error:
+        return None, str(error).splitlines()[0]
+    return table, _rows_problem(table, chunk, manifest)
 
 
 def read_results(path: Path | str) -> pa.Table:
     """All rows of a results directory, sorted by point, transport (file order) and seed."""
     path = Path(path)
-    manifest = metadata_path(path, MANIFEST)
-    if not manifest.is_file():
-        raise ScenarioError(f"{path}: not a sweep results directory (no {MANIFEST})")
-    transports = json.loads(manifest.read_text())["transports"]
-    parts = sorted(p for p in (path / PARTS).iterdir() if _PART.match(p.name))
+    manifest = read_manifest(path)
+    parts = ResultsDir(path)._part_files()
     if not parts:
         raise ScenarioError(f"{path}: no finished points yet")
-    table = pa.concat_tables([pq.read_table(p) for p in parts], promote_options="permissive")
-    order = pc.index_in(table[TRANSPORT], value_set=pa.array(transports))
+    tables = []
+    for part in parts:
+        table, problem = checked_part(part, int(_PART.match(part.name)[1]), manifest)
+        if problem is not None:
+            raise ScenarioError(
+                f"{path}: {PARTS}/{part.name} is damaged ({problem}); run the sweep again "
+                "with --resume to recompute it"
+            )
+        tables.append(table)
+    table = pa.concat_tables(tables, promote_options="permissive")
+    order = pc.index_in(table[TRANSPORT], value_set=pa.array(list(manifest.transports)))
     table = table.append_column("_transport_order", order)
     table = table.sort_by(
         [(POINT, "ascending"), ("_transport_order", "ascending"), (SEED, "ascending")]
@@ -132,20 +180,15 @@ def failures(table: pa.Table) -> tuple[int, str | None]:
     return len(runs), (failed[ERROR][0].as_py() if failed.num_rows else None)
 
 
-def _manifest(sweep: Sweep) -> dict[str, Any]:
-    current = package_version()
-    return {
-        "name": sweep.file.name,
-        "fingerprint": sweep.fingerprint(current),
-        "loopbudget_version": current,
-        "engine": sweep.file.engine.value,
-        "transports": [t.value for t in sweep.file.transports],
-        "baseline": sweep.baseline.value if sweep.baseline else None,
-        "axes": [axis.path for axis in sweep.file.axes],
-        "seeds": list(sweep.seeds),
-        "runs": sweep.runs,
-        "points_per_part": sweep.points_per_part,
-    }
+def _rows_problem(table: pa.Table, chunk: int, manifest: Manifest) -> str | None:
+    if chunk >= manifest.chunks:
+        return f"the sweep has {manifest.chunks} parts, not part {chunk}"
+    expected = manifest.part_rows(chunk)
+    if table.num_rows != expected:
+        return f"{table.num_rows} rows, expected {expected}"
+    if TRANSPORT not in table.column_names or POINT not in table.column_names:
+        return f"no {TRANSPORT!r} or {POINT!r} column"
+    return None
 
 
 def _write_atomic(path: Path, content: bytes) -> None:

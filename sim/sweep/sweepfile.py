@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -18,6 +17,8 @@ from pydantic import Field, ValidationError
 
 from models.errors import ScenarioError, one_line
 from models.loading import parse_assignment, raw_scenario, set_path, validate
+from models.strict import Int
+from models.text_input import parse_toml, read_text
 from sim.analysis.run import Engine
 from sim.engine.transports import Transport
 from sim.sweep.axes import MAX_RUNS, Axis, Sample, Seed, Table, axis_problem
@@ -39,9 +40,9 @@ class SweepFile(Table):
         None, description="reductions of the other transports are over this one (default http)"
     )
     engine: Engine = Field(Engine.ANALYTIC, description="analytic (closed form) or des")
-    rollouts: int = Field(500, ge=1, le=10_000_000, description="rollouts per point (des)")
+    rollouts: Int = Field(500, ge=1, le=10_000_000, description="rollouts per point (des)")
     seeds: tuple[Seed, ...] | None = Field(None, min_length=1, description="explicit seeds")
-    replications: int | None = Field(
+    replications: Int | None = Field(
         None, ge=1, le=100_000, description="seeds base.seed, base.seed + 1, ... (des)"
     )
     design: Literal["grid", "one-at-a-time"] = Field(
@@ -50,7 +51,7 @@ class SweepFile(Table):
         "value alone (sensitivity)",
     )
     sample: Sample | None = Field(None, description="sampled design over the low/high axes")
-    points_per_part: int | None = Field(
+    points_per_part: Int | None = Field(
         None, ge=1, le=100_000, description="points x seeds per task and Parquet part"
     )
     axes: tuple[Axis, ...] = Field(min_length=1, description="the swept paths")
@@ -93,23 +94,23 @@ class Sweep:
 def load_sweep(source: str | Path) -> Sweep:
     """Read, validate and resolve a sweep file; bad input raises a one-line ScenarioError."""
     path = Path(source)
-    if not path.is_file():
-        raise ScenarioError(f"sweep file = {str(source)!r}: no such file")
-    text = path.read_text()
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise ScenarioError(f"{source}: invalid TOML: {error}") from None
-    try:
-        file = SweepFile.model_validate(data)
-    except ValidationError as error:
-        raise ScenarioError(f"{source}: {one_line(error, SweepFile)}") from None
+    text, file = read_sweep_file(path)
     _check(file, str(source))
     base_raw = _base(file, path.parent, str(source))
     for index, axis in enumerate(file.axes):
         _check_values(base_raw, axis, f"{source}: axes[{index}]")
     seeds = file.seeds or tuple(base_raw["seed"] + r for r in range(file.replications or 1))
     return Sweep(file, str(source), text, base_raw, seeds, _baseline(file))
+
+
+def read_sweep_file(path: Path) -> tuple[str, SweepFile]:
+    """The text of a sweep file and its validated table (the base scenario not resolved)."""
+    text = read_text(path, "sweep file")
+    data = parse_toml(text, str(path))
+    try:
+        return text, SweepFile.model_validate(data)
+    except ValidationError as error:
+        raise ScenarioError(f"{path}: {one_line(error, SweepFile)}") from None
 
 
 def _check(file: SweepFile, source: str) -> None:
@@ -126,6 +127,8 @@ def _check(file: SweepFile, source: str) -> None:
     if file.seeds is not None and len(set(file.seeds)) != len(file.seeds):
         fail(f"seeds = {list(file.seeds)}: must be distinct")
     seed_count = len(file.seeds) if file.seeds is not None else file.replications or 1
+    if file.engine is Engine.DES and file.rollouts < 2:
+        fail(f"rollouts = {file.rollouts}: engine = 'des' needs at least 2 for a 95% CI")
     if file.engine is Engine.ANALYTIC and seed_count > 1:
         fail(f"engine = 'analytic' is deterministic: give one seed, not {seed_count}")
     paths = [axis.path for axis in file.axes]

@@ -16,7 +16,9 @@ from typing import Any
 import pyarrow as pa
 
 from models.errors import ScenarioError
+from models.limits import MEMORY
 from models.scenario import Scenario
+from sim.analysis.estimates import analytic_batch_need, check_rollout_length, longest_rollout_turns
 from sim.analysis.run import Engine, Run, Spec, execute, is_fleet
 from sim.engine.analytic import expect_columns
 from sim.engine.columns import column_form
@@ -91,12 +93,13 @@ def _analytic(context: Context, tasks: list[Task]) -> list[dict[str, Any]]:
         except Exception as error:
             scenarios[index] = error
     valid = [index for index, s in scenarios.items() if isinstance(s, Scenario)]
-    expectations = {}
-    if valid:
-        columns = column_form([scenarios[i] for i in valid])
+    expectations: dict[Transport, dict[int, Any]] = {t: {} for t in context.transports}
+    for batch_points in memory_batches([scenarios[i] for i in valid]):
+        indices = [valid[i] for i in batch_points]
+        columns = column_form([scenarios[i] for i in indices])
         for t in context.transports:
             batch = expect_columns(columns, t)
-            expectations[t] = {index: batch.point(row) for row, index in enumerate(valid)}
+            expectations[t].update({index: batch.point(row) for row, index in enumerate(indices)})
     rows = []
     for index, task in enumerate(tasks):
         head = task.head(context)
@@ -129,4 +132,25 @@ def analytic_scenario(context: Context, task: Task) -> Scenario:
             "engine = 'analytic': it models one agent without contention; "
             "use engine = 'des' with load settings, or load.agents = 1"
         )
+    check_rollout_length(f"point {task.point}", scenario)
     return scenario
+
+
+def memory_batches(scenarios: list[Scenario]) -> list[list[int]]:
+    """Consecutive groups of points evaluated together, each within the memory cap.
+
+    A batch pads every point to its longest rollout; a point gives the same
+    bits in any batch, so splitting changes nothing but the peak memory.
+    """
+    budget = MEMORY.limit()
+    batches: list[list[int]] = []
+    longest = 0
+    for index, scenario in enumerate(scenarios):
+        turns = max(longest, longest_rollout_turns(scenario))
+        if batches and analytic_batch_need("", len(batches[-1]) + 1, turns).memory_bytes <= budget:
+            batches[-1].append(index)
+            longest = turns
+        else:
+            batches.append([index])
+            longest = longest_rollout_turns(scenario)
+    return batches

@@ -1,0 +1,225 @@
+"""What a run will ask of the machine, estimated from its scenario before it starts.
+
+Each estimate gives the run's peak memory, the turns it simulates and its
+longest rollout, with how they were worked out, and ``check`` refuses a run
+above a cap of ``models.limits`` with the estimate and the way to raise the
+cap.  The constants are the engines' measured costs with a margin above them
+(``docs/errors.md``), so an estimate errs on the high side.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from models.errors import ScenarioError
+from models.limits import MEMORY, ROLLOUT_TURNS, TURNS, Cap
+from models.scenario import Scenario
+from sim.analysis.fleet_summary import offered_load
+from sim.engine.analytic import expect
+from sim.engine.streams import BLOCK_ROLLOUTS
+from sim.engine.transports import Transport
+
+BLOCK_BYTES_PER_TURN = 1_200
+"""A drawn block's per-turn arrays: draws, work and costs of both variants (measured 930)."""
+IN_FLIGHT_BYTES = 4_096
+"""A fleet rollout under way: its SimPy process, its connection and its events."""
+RECORD_BYTES_PER_ROLLOUT = 2 * 22 * 8
+"""A rollout's 22 recorded numbers, twice while the blocks' records are joined."""
+RECORD_BYTES_PER_TURN = 2 * 8
+"""A turn's recorded TTFT (for percentiles), twice while joined."""
+TRACE_BYTES_PER_TURN = 12_000
+"""A traced turn: its row, its trace events and their JSON text (measured 9,700)."""
+ANALYTIC_BYTES_PER_TURN = 256
+"""The analytic engine, per point and turn of the longest rollout (measured 157)."""
+ANALYTIC_GRID_BYTES = 64 * 2**20
+"""The connection-age grid of a WebSocket point where rotation is possible (measured 52 MB)."""
+DES_TURNS_PER_S = 50_000
+FLEET_TURNS_PER_S = 10_000
+"""Rough simulation speeds on one core, for the time quoted beside a turn count."""
+
+
+@dataclass(frozen=True)
+class Need:
+    """A run's estimated peak memory, simulated turns and longest rollout, with their basis."""
+
+    what: str
+    memory_bytes: float
+    memory_basis: str
+    turns: float
+    turns_basis: str
+    longest_turns: int
+    turns_per_s: float = DES_TURNS_PER_S
+    window_rollouts: float = math.inf
+    """Rollouts expected to start in a fleet replication's measured window."""
+
+
+def check(need: Need) -> None:
+    """Refuse a run whose estimate exceeds a cap: one line with the estimate and the way out."""
+    if need.longest_turns > ROLLOUT_TURNS.limit():
+        _refuse(
+            need,
+            ROLLOUT_TURNS,
+            need.longest_turns,
+            f"a rollout of up to {need.longest_turns:,} turns",
+            "fewer workload.tool_calls_per_rollout",
+        )
+    if need.memory_bytes > MEMORY.limit():
+        _refuse(
+            need,
+            MEMORY,
+            need.memory_bytes,
+            f"about {_bytes(need.memory_bytes)} of memory ({need.memory_basis})",
+            "fewer rollouts, agents or turns",
+        )
+    if need.turns > TURNS.limit():
+        minutes = need.turns / need.turns_per_s / 60
+        _refuse(
+            need,
+            TURNS,
+            need.turns,
+            f"about {need.turns:,.3g} simulated turns ({need.turns_basis}; "
+            f"roughly {minutes:,.0f} min at {need.turns_per_s:,.0f} turns/s)",
+            "fewer rollouts, replications, agents or a shorter window",
+        )
+
+
+def check_run(
+    what: str,
+    scenario: Scenario,
+    transport: Transport,
+    analytic: bool,
+    rollouts: int,
+    traced: bool = False,
+    runs: int = 1,
+) -> None:
+    """``check`` the estimate of one run (``runs`` of them held at once, as compare does)."""
+    if analytic:
+        check(analytic_need(what, scenario))
+    elif scenario.load.kind == "open" or scenario.load.agents > 1:
+        check_fleet(what, scenario, transport)
+    else:
+        check(single_agent_need(what, scenario, rollouts, traced, runs))
+
+
+def check_rollout_length(what: str, scenario: Scenario) -> None:
+    """Refuse a scenario whose longest rollout is over its cap (before any engine lays it out)."""
+    check(Need(what, 0.0, "", 0.0, "", longest_rollout_turns(scenario)))
+
+
+def check_fleet(what: str, scenario: Scenario, transport: Transport) -> None:
+    """``check`` a fleet's estimate, and refuse a measured window too short to measure."""
+    need = fleet_need(what, scenario, transport)
+    check(need)
+    load = scenario.load
+    if need.window_rollouts < 1.0:
+        raise ScenarioError(
+            f"{what}: expects {need.window_rollouts:.2g} rollouts to start in the "
+            f"{load.duration_s:g} s measured window (load.duration_s) of a replication; at "
+            "least 1 is needed: raise the load or load.duration_s"
+        )
+
+
+def longest_rollout_turns(scenario: Scenario) -> int:
+    """Turns of the longest rollout the tool-call distribution allows."""
+    values, probability = scenario.workload.tool_calls_per_rollout.support()
+    return int(values[probability > 0].max()) + 1
+
+
+def mean_rollout_turns(scenario: Scenario) -> float:
+    return scenario.workload.tool_calls_per_rollout.mean + 1.0
+
+
+def single_agent_need(
+    what: str, scenario: Scenario, rollouts: int, traced: bool = False, runs: int = 1
+) -> Need:
+    """One agent, ``rollouts`` rollouts: one block's working set plus the records (and trace)."""
+    mean = mean_rollout_turns(scenario)
+    longest = longest_rollout_turns(scenario)
+    block_turns = min(rollouts, BLOCK_ROLLOUTS) * mean + longest
+    kept_turns = runs * rollouts * mean
+    per_turn = RECORD_BYTES_PER_TURN + (TRACE_BYTES_PER_TURN if traced else 0)
+    memory = (
+        block_turns * BLOCK_BYTES_PER_TURN
+        + runs * rollouts * RECORD_BYTES_PER_ROLLOUT
+        + kept_turns * per_turn
+    )
+    basis = f"{runs * rollouts:,} rollouts x {mean:,.1f} turns"
+    if traced:
+        basis += f", traced at {TRACE_BYTES_PER_TURN:,} bytes per turn"
+    return Need(what, memory, basis, kept_turns, basis, longest)
+
+
+def fleet_need(what: str, scenario: Scenario, transport: Transport) -> Need:
+    """A fleet: the rollouts under way at once (blocks and processes) and every replication's."""
+    check_rollout_length(what, scenario)
+    longest = longest_rollout_turns(scenario)
+    load = scenario.load
+    mean = mean_rollout_turns(scenario)
+    e2e_s = expect(scenario, transport).e2e_s
+    window_s = load.warmup_s + load.duration_s
+    if load.kind == "closed":
+        cycle_s = e2e_s + load.think_time_s.mean
+        per_replication = load.agents * (window_s / cycle_s + 1.0)
+        in_window = load.agents * load.duration_s / cycle_s
+        in_flight = float(load.agents)
+        who = f"{load.agents:,} agents"
+    else:
+        per_replication = load.rollouts_per_s * window_s + 1.0
+        in_window = load.rollouts_per_s * load.duration_s
+        busiest = max(offered_load(scenario, transport).values())
+        queued = load.rollouts_per_s * e2e_s / (1.0 - busiest) if busiest < 1.0 else math.inf
+        in_flight = min(per_replication, queued)
+        who = f"{load.rollouts_per_s:,.6g} rollouts/s"
+    rollouts = load.replications * per_replication
+    memory = (
+        (in_flight + BLOCK_ROLLOUTS) * mean * BLOCK_BYTES_PER_TURN
+        + in_flight * IN_FLIGHT_BYTES
+        + rollouts * (RECORD_BYTES_PER_ROLLOUT + mean * RECORD_BYTES_PER_TURN)
+    )
+    memory_basis = f"{who}: {in_flight:,.0f} rollouts under way x {mean:,.1f} turns"
+    turns_basis = (
+        f"{who}, {load.replications} replications of {window_s:,.6g} s: "
+        f"{rollouts:,.0f} rollouts x {mean:,.1f} turns"
+    )
+    return Need(
+        what,
+        memory,
+        memory_basis,
+        rollouts * mean,
+        turns_basis,
+        longest,
+        FLEET_TURNS_PER_S,
+        in_window,
+    )
+
+
+def analytic_need(what: str, scenario: Scenario, points: int = 1) -> Need:
+    """The analytic engine: every point lays out the longest rollout turn by turn."""
+    longest = longest_rollout_turns(scenario)
+    return analytic_batch_need(what, points, longest)
+
+
+def analytic_batch_need(what: str, points: int, longest_turns: int) -> Need:
+    """``points`` points evaluated together, padded to the longest rollout among them."""
+    memory = ANALYTIC_GRID_BYTES + points * longest_turns * ANALYTIC_BYTES_PER_TURN
+    basis = f"{points:,} points x {longest_turns:,} turns"
+    return Need(what, memory, basis, 0.0, basis, longest_turns)
+
+
+def _refuse(need: Need, cap: Cap, needed: float, estimate: str, fewer: str) -> None:
+    raise ScenarioError(
+        f"{need.what}: {estimate} is over the {cap.what} cap of {_amount(cap, cap.limit())}; "
+        f"ask for {fewer}, or raise the cap with {cap.how_to_raise(needed)}"
+    )
+
+
+def _amount(cap: Cap, value: float) -> str:
+    return _bytes(value) if cap is MEMORY else f"{value:,.0f} {cap.unit}"
+
+
+def _bytes(value: float) -> str:
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if value >= size:
+            return f"{value / size:,.1f} {unit}"
+    return f"{value:,.0f} bytes"
