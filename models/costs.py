@@ -56,6 +56,8 @@ class Work:
     """Failed attempts answered before inference; ``failed_late`` after prefill."""
     failed_late: np.ndarray
     retry_wait_s: np.ndarray
+    compactions: np.ndarray
+    """Compaction requests sent before this turn's own (0/1, or a probability)."""
 
     def blend(self, other: Work, weight_self: np.ndarray) -> Work:
         """Per turn, ``weight_self`` of this work plus the rest of ``other`` (select or mix)."""
@@ -143,6 +145,7 @@ def stage_costs(
     work: Work,
     parallel_excess_s: np.ndarray | None = None,
     post_hidden_s: np.ndarray | None = None,
+    compaction: Work | None = None,
 ) -> TurnCosts:
     """Durations (seconds) of every stage of every turn described by ``work``.
 
@@ -151,7 +154,9 @@ def stage_costs(
     replaces ``max(0, parallel_margin_s)`` in the safety stage, and
     ``post_hidden_s`` replaces ``min(post work, tool)`` (the blocking post work a
     tool started on the call item hides), when the caller has their expectations
-    over a distribution of work (the analytic engine).
+    over a distribution of work (the analytic engine).  ``compaction`` is the work
+    of the compaction request sent before each turn where ``work.compactions``:
+    the whole request's time is the turn's compaction stage.
     """
     c, n, a, s = scenario.client, scenario.network, scenario.api, scenario.safety
     rtt_s = n.rtt_ms * _MS
@@ -207,7 +212,17 @@ def stage_costs(
     retry = work.failed_early * failed_early_s + work.failed_late * failed_late_s
     retry = retry + work.retry_wait_s
 
+    compact = zeros
+    compaction_api_s = compaction_safety_s = compaction_post_s = zeros
+    if compaction is not None:
+        request = stage_costs(scenario, compaction)
+        compact = work.compactions * request.request_s
+        compaction_api_s = work.compactions * request.api_cpu_s
+        compaction_safety_s = work.compactions * request.safety_cpu_s
+        compaction_post_s = work.compactions * request.post_overlapped_s
+
     stage_s = {
+        Stage.COMPACT: compact,
         Stage.RETRY: retry,
         Stage.CLIENT_BUILD: client_build,
         Stage.CONNECT: connect,
@@ -228,12 +243,12 @@ def stage_costs(
     }
     ttft = sum(stage_s[stage] for stage in FIRST_TOKEN_STAGES) + half_rtt_s
     failed_api_s = work.recover * (a.validate_fixed_ms + a.memory_state_ms) * _MS
-    api_cpu = validate + state_load + render + route + post_cpu + failed_api_s
+    api_cpu = validate + state_load + render + route + post_cpu + failed_api_s + compaction_api_s
     return TurnCosts(
         stage_s=stage_s,
         ttft_s=ttft,
         api_cpu_s=api_cpu,
-        safety_cpu_s=blocking + parallel,
-        post_overlapped_s=post_cpu - post,
+        safety_cpu_s=blocking + parallel + compaction_safety_s,
+        post_overlapped_s=post_cpu - post + compaction_post_s,
         safety_parallel_s=parallel,
     )

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.scenario import Retries
+from models.retries import Retries
 
 
 def backoff_s(policy: Retries, retry: np.ndarray, uniform: np.ndarray) -> np.ndarray:

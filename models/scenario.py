@@ -13,10 +13,12 @@ from typing import Any
 
 from pydantic import field_validator, model_validator
 
+from models.compaction import Compaction
 from models.distributions import Distribution
 from models.fields import Section, param
 from models.fleet import Capacity, Load
 from models.hardware import hardware_profiles
+from models.retries import Retries
 from models.strict import Bool, Float, Int
 from models.workload import Workload
 
@@ -251,54 +253,6 @@ class Connection(Section):
     )
 
 
-class Retries(Section):
-    """Server errors and the client's retry policy (the openai SDK's)."""
-
-    server_error_prob: Float = param(
-        "probability that an attempt fails with a retryable status, independently per attempt",
-        "assumption (0: no errors)",
-        ge=0,
-        le=0.5,
-    )
-    early_error_fraction: Float = param(
-        "status mix: share of failures answered before inference (502/503 from a gateway); "
-        "the rest are 500s after prefill, costing the attempt up to its first token",
-        "assumption",
-        ge=0,
-        le=1,
-    )
-    max_retries: Int = param(
-        "retries per SDK call; after that the agent loop sends the request again at once",
-        "FACTS: openai SDK DEFAULT_MAX_RETRIES = 2",
-        ge=0,
-        le=20,
-    )
-    initial_retry_delay_s: Float = param(
-        "backoff before the first retry, doubling per retry",
-        "FACTS: openai SDK INITIAL_RETRY_DELAY = 0.5 s",
-        ge=0,
-        le=60,
-    )
-    max_retry_delay_s: Float = param(
-        "cap on the doubled backoff", "FACTS: openai SDK MAX_RETRY_DELAY = 8 s", ge=0, le=600
-    )
-    retry_jitter_fraction: Float = param(
-        "the backoff is reduced by a uniform random fraction of up to this much",
-        "FACTS: openai SDK, jitter = 1 - 0.25 * random()",
-        ge=0,
-        le=1,
-    )
-
-    @model_validator(mode="after")
-    def _cap_not_below_start(self) -> Retries:
-        if self.max_retry_delay_s < self.initial_retry_delay_s:
-            raise ValueError(
-                f"retries.max_retry_delay_s ({self.max_retry_delay_s}) must be >= "
-                f"retries.initial_retry_delay_s ({self.initial_retry_delay_s})"
-            )
-        return self
-
-
 class Scenario(Section):
     """A complete, validated scenario."""
 
@@ -313,5 +267,18 @@ class Scenario(Section):
     inference: Inference
     connection: Connection
     retries: Retries
+    compaction: Compaction
     load: Load
     capacity: Capacity
+
+    @model_validator(mode="after")
+    def _compaction_leaves_room(self) -> Scenario:
+        c, w = self.compaction, self.workload
+        kept = w.instructions_tokens + w.tool_definitions_tokens + w.first_message_tokens
+        if c.compacts and kept + c.summary_tokens >= c.threshold_tokens:
+            raise ValueError(
+                f"compaction.threshold_tokens ({c.threshold_tokens}) must exceed the prompt "
+                f"compaction leaves: instructions, tool definitions, the task and "
+                f"compaction.summary_tokens ({kept + c.summary_tokens})"
+            )
+        return self

@@ -143,10 +143,12 @@ TURNS = {
     "failed_early": [0, 1, 0, 0],
     "failed_late": [0, 0, 0, 2],
     "retry_wait_s": [0, 0.5, 0, 1.25],
+    "compactions": [0, 0, 0, 0],
 }
 """Cold HTTP, warm HTTP, cold WebSocket after a failed continuation, warm WebSocket."""
 
 WORKED_MS = {
+    Stage.COMPACT: [0, 0, 0, 0],
     Stage.RETRY: [0, 583.2, 0, 1556],
     Stage.CLIENT_BUILD: [1.5, 1.5, 4.5, 1.5],
     Stage.CONNECT: [62, 0, 96, 0],

@@ -22,6 +22,7 @@ from models.distributions import SAMPLE_CHUNK, Distribution
 from models.retry_policy import wait_after_failure_s
 from models.scenario import Scenario
 from models.workload import Workload
+from sim.engine.compaction import without_compaction
 from sim.engine.draws import draw_turns
 from sim.engine.streams import BLOCK_ROLLOUTS, Draw, stream
 from sim.engine.turns import Turns, history
@@ -82,6 +83,7 @@ def reference_block(s: Scenario, block: int, replication: int = 0) -> Turns:
         failed_early=early,
         failed_late=late,
         retry_wait_s=wait_s,
+        **without_compaction((total,)),
     )
 
 

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.costs import TurnCosts, stage_costs
+from models.costs import TurnCosts, Work, stage_costs
 from models.scenario import Scenario
 from models.stages import POOLS, STAGE_COLUMN, STAGES, Stage
 from sim.engine.draws import draw_turns
 from sim.engine.plan import FIRST_TOKEN_WAITS, WAIT_PHASES, WAIT_POOLS, Segments
 from sim.engine.records import RolloutRecords, TurnRecords
 from sim.engine.streams import BLOCK_ROLLOUTS
-from sim.engine.transports import Transport, turn_work
+from sim.engine.transports import Transport, compaction_work, turn_work
+from sim.engine.turns import Turns
 
 
 class Block:
@@ -34,8 +35,9 @@ class Block:
     ) -> None:
         self.index = index
         self.turns = draw_turns(scenario, index, rollouts, replication)
-        cold_work, warm_work = turn_work(scenario, transport, self.turns)
-        cold_costs, warm_costs = stage_costs(scenario, cold_work), stage_costs(scenario, warm_work)
+        (cold_work, cold_costs), (warm_work, warm_costs) = turn_costs(
+            scenario, transport, self.turns
+        )
         self.cold = Segments(cold_costs, cold_work, contended=contended)
         self.warm = Segments(warm_costs, warm_work, contended=contended)
         self.costs = None if contended else (cold_costs, warm_costs)
@@ -130,6 +132,19 @@ def _selected_costs(
     if block.costs is not None:
         cold, warm = block.costs
     else:
-        cold_work, warm_work = turn_work(scenario, transport, block.turns)
-        cold, warm = stage_costs(scenario, cold_work), stage_costs(scenario, warm_work)
+        (_, cold), (_, warm) = turn_costs(scenario, transport, block.turns)
     return cold.select(warm, cold_flag)
+
+
+def turn_costs(
+    scenario: Scenario, transport: Transport, turns: Turns
+) -> tuple[tuple[Work, TurnCosts], tuple[Work, TurnCosts]]:
+    """The (cold, warm) work and costs of drawn turns, compaction requests included."""
+    works = turn_work(scenario, transport, turns)
+    compactions: tuple[Work | None, Work | None] = (None, None)
+    if scenario.compaction.compacts:
+        compactions = compaction_work(scenario, transport, turns)
+    return tuple(
+        (work, stage_costs(scenario, work, compaction=compaction))
+        for work, compaction in zip(works, compactions, strict=True)
+    )

@@ -20,6 +20,7 @@ from models.distributions import SAMPLE_CHUNK
 from models.retry_policy import wait_after_failure_s
 from models.scenario import Scenario
 from models.workload import Workload
+from sim.engine.compaction import compact, without_compaction
 from sim.engine.streams import BLOCK_ROLLOUTS, Draw, stream
 from sim.engine.turns import Turns, history
 
@@ -37,8 +38,9 @@ def draw_turns(scenario: Scenario, block: int, rollouts: int, replication: int =
     total = int(calls.sum()) + rollouts
     output = w.output_tokens.sample_prefix(rng(Draw.OUTPUT_TOKENS), block_turns, total, False)
 
+    cap = scenario.compaction.tool_output_cap_tokens
     tool_s, tool_output = _calls(
-        w, rng(Draw.TOOL_KIND), rng(Draw.TOOL_TIME), rng(Draw.TOOL_OUTPUT), block_turns, total
+        w, rng(Draw.TOOL_KIND), rng(Draw.TOOL_TIME), rng(Draw.TOOL_OUTPUT), block_turns, total, cap
     )
     final_turns = np.cumsum(calls.astype(np.int64) + 1) - 1
     parallel = None
@@ -50,13 +52,20 @@ def draw_turns(scenario: Scenario, block: int, rollouts: int, replication: int =
         overhead_s = scenario.client.parallel_call_overhead_ms * 1e-3
         block_extra = int(np.maximum(every_parallel - 1, 0).sum())
         tool_s, tool_output = _add_parallel_calls(
-            w, parallel, tool_s, tool_output, overhead_s, rng(Draw.EXTRA_CALLS), block_extra
+            w, parallel, tool_s, tool_output, overhead_s, rng(Draw.EXTRA_CALLS), block_extra, cap
         )
     tool_s[final_turns] = 0.0
     tool_output[final_turns] = 0.0
     grown = history(
         calls, output, tool_output, w.first_message_tokens, w.output_items_per_turn, parallel
     )
+    fixed_tokens = w.instructions_tokens + w.tool_definitions_tokens
+    if scenario.compaction.compacts:
+        grown = compact(
+            grown, output, tool_output, fixed_tokens, w.first_message_tokens, scenario.compaction
+        )
+    else:
+        grown = {**grown, **without_compaction((total,))}
 
     rate = scenario.inference.decode_tps.sample_prefix(
         rng(Draw.DECODE_RATE), block_turns, total, False
@@ -68,7 +77,7 @@ def draw_turns(scenario: Scenario, block: int, rollouts: int, replication: int =
     )
     return Turns(
         **grown,
-        fixed_tokens=w.instructions_tokens + w.tool_definitions_tokens,
+        fixed_tokens=fixed_tokens,
         output_tokens=output,
         decode_s_per_token=1.0 / rate,
         tool_s=tool_s,
@@ -86,8 +95,10 @@ def _calls(
     output_rng: np.random.Generator,
     size: int,
     keep: int,
+    cap_tokens: float,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Time and output tokens of the first ``keep`` of ``size`` tool calls drawn from the mix.
+    """Time and output tokens of the first ``keep`` of ``size`` tool calls drawn from the mix,
+    each output cut to ``cap_tokens`` (0: not cut).
 
     With one generator for all three the stream holds the kinds, then each kind's
     times and outputs in turn, so every part but the last is finished.
@@ -104,6 +115,8 @@ def _calls(
         tool_output[chosen] = tool.output_tokens.sample_prefix(
             output_rng, drawn, chosen.size, later
         )
+    if cap_tokens > 0:
+        tool_output = np.minimum(tool_output, cap_tokens)
     return tool_s, tool_output
 
 
@@ -115,12 +128,13 @@ def _add_parallel_calls(
     overhead_s: float,
     rng: np.random.Generator,
     block_extra: int,
+    cap_tokens: float,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A turn's tool time is its slowest call plus the overhead of each call beyond the
     first; its output is every call's output."""
     extra = np.maximum(parallel - 1, 0).astype(np.int64)
     owner = np.repeat(np.arange(parallel.size), extra)
-    extra_s, extra_output = _calls(w, rng, rng, rng, block_extra, owner.size)
+    extra_s, extra_output = _calls(w, rng, rng, rng, block_extra, owner.size, cap_tokens)
     slowest = first_s.copy()
     np.maximum.at(slowest, owner, extra_s)
     output = first_output + np.bincount(owner, weights=extra_output, minlength=parallel.size)

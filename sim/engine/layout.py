@@ -29,6 +29,7 @@ import numpy as np
 
 from models.retry_policy import expected_failed_attempts, expected_retry_wait_s
 from sim.engine.columns import ObjectColumn
+from sim.engine.compaction import without_compaction
 from sim.engine.expected_draws import ExpectedDraws
 from sim.engine.turns import Turns, history
 
@@ -127,6 +128,7 @@ def expected_turns(
         failed_early=failed * r.early_error_fraction,
         failed_late=failed * (1.0 - r.early_error_fraction),
         retry_wait_s=expected_retry_wait_s(r, r.server_error_prob),
+        **without_compaction(shape),
     )
 
 

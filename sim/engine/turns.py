@@ -36,6 +36,14 @@ class Turns:
     """Failed attempts answered after prefill."""
     retry_wait_s: np.ndarray
     """The client's backoff waits between the attempts."""
+    compacted: np.ndarray
+    """1 where the client compacted the history before this turn, whose request then starts
+    a new chain: its new input is the whole compacted context (``sim.engine.compaction``)."""
+    compaction_prior_tokens: np.ndarray
+    """The compaction request's inputs: the history it continues (0 where none is sent)."""
+    compaction_new_tokens: np.ndarray
+    compaction_context_items: np.ndarray
+    compaction_items_new: np.ndarray
 
     @property
     def count(self) -> int:
