@@ -26,7 +26,8 @@ import numpy as np
 from models.costs import TurnCosts, stage_costs
 from models.scenario import Scenario
 from models.stages import STAGE_COLUMN, STAGES, Stage
-from sim.engine.columns import column_form
+from sim.engine.columns import column_form, take_points
+from sim.engine.compacting import compacting_sums
 from sim.engine.connection_loss import ColdTurns, keep_alive, websocket
 from sim.engine.excess import Excess, parallel_excess
 from sim.engine.expected_draws import expected_draws
@@ -57,6 +58,9 @@ class Approximation(StrEnum):
     """The parallel-safety excess with prior tokens as a log-normal, by quadrature."""
     PARALLEL_TOOLS = "parallel_tools"
     """The slowest of a turn's parallel calls on a grid (``sim.engine.parallel_tools``)."""
+    COMPACTION = "compaction"
+    """The history's law followed on a grid, each turn's costs at its expected inputs given
+    a compaction before it or not (``sim.engine.context_grid``)."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +136,54 @@ _REQUEST = [STAGE_COLUMN[s] for s in STAGES if s is not Stage.TOOL]
 
 def expect_columns(columns: Any, transport: Transport) -> Expectations:
     """Expected per-rollout budget of every point of ``columns`` (a column form)."""
+    compacting = columns.compaction.threshold_tokens[:, 0] > 0
+    if not compacting.any():
+        return _expect_uncompacted(columns, transport)
+    parts = [
+        (rows, method(take_points(columns, rows), transport))
+        for rows, method in (
+            (np.flatnonzero(~compacting), _expect_uncompacted),
+            (np.flatnonzero(compacting), _expect_compacting),
+        )
+        if rows.size
+    ]
+    return _stitch(parts, columns.points)
+
+
+def _expect_compacting(columns: Any, transport: Transport) -> Expectations:
+    sums, count, cold = compacting_sums(columns, transport)
+    later = count.index >= 1
+    no = np.zeros(columns.points, dtype=bool)
+    parallel = expected_draws(columns).parallel
+    flags = _approximations(transport, cold, no, parallel, ~no)
+    return Expectations(
+        stage_s=sums[:, : len(STAGES)],
+        turns=count.turns,
+        cold_turns=1.0 + total(np.where(later, count.reach * cold.probability, 0.0)),
+        ttft_sum_s=sums[:, TTFT],
+        api_cpu_s=sums[:, API_CPU],
+        safety_cpu_s=sums[:, SAFETY_CPU],
+        approximations=flags,
+    )
+
+
+def _stitch(parts: list[tuple[np.ndarray, Expectations]], points: int) -> Expectations:
+    """One ``Expectations`` of the points of ``parts`` (each: its rows and their results)."""
+    values: dict[str, Any] = {}
+    for name in ("stage_s", "turns", "cold_turns", "ttft_sum_s", "api_cpu_s", "safety_cpu_s"):
+        first = getattr(parts[0][1], name)
+        out = np.empty((points, *first.shape[1:]))
+        for rows, part in parts:
+            out[rows] = getattr(part, name)
+        values[name] = out
+    approximations: list[tuple[str, ...]] = [()] * points
+    for rows, part in parts:
+        for row, flags in zip(rows.tolist(), part.approximations, strict=True):
+            approximations[row] = flags
+    return Expectations(**values, approximations=tuple(approximations))
+
+
+def _expect_uncompacted(columns: Any, transport: Transport) -> Expectations:
     draws = expected_draws(columns)
     count = turn_count(draws.tool_calls)
     probes = probe_turns(columns, draws)
@@ -149,7 +201,8 @@ def expect_columns(columns: Any, transport: Transport) -> Expectations:
     cold = _cold_turns(columns, draws, count, transport, quantities, excess)
     sums = rollout_sum(quantities, count, cold.probability) + _later_excess(count, cold, excess)
     later = count.index >= 1
-    approximations = _approximations(transport, cold, excess, draws.parallel)
+    no = np.zeros(columns.points, dtype=bool)
+    approximations = _approximations(transport, cold, excess.approximate, draws.parallel, no)
     return Expectations(
         stage_s=sums[:, : len(STAGES)],
         turns=count.turns,
@@ -207,13 +260,18 @@ def _later_excess(count: TurnCount, cold: ColdTurns, excess: Excess) -> np.ndarr
 
 
 def _approximations(
-    transport: Transport, cold: ColdTurns, excess: Excess, parallel: np.ndarray
+    transport: Transport,
+    cold: ColdTurns,
+    excess: np.ndarray,
+    parallel: np.ndarray,
+    compaction: np.ndarray,
 ) -> tuple[tuple[str, ...], ...]:
     flags = (
         (Approximation.CONNECTION_LOSS, cold.from_durations & transport.is_websocket),
         (Approximation.ROTATION_GRID, cold.on_grid),
-        (Approximation.PARALLEL_EXCESS, excess.approximate),
+        (Approximation.PARALLEL_EXCESS, excess),
         (Approximation.PARALLEL_TOOLS, parallel),
+        (Approximation.COMPACTION, compaction),
     )
     # One tuple per combination of flags, shared by the points that have it.
     code = sum(mask.astype(int) << bit for bit, (_, mask) in enumerate(flags))

@@ -3,8 +3,9 @@
 Per turn the DES draws output tokens, a decode rate, a tool kind and that
 kind's time and output size (``sim.engine.draws``).  Here each of those is a
 column over points of distinct distributions; the tool kind is folded into
-two mixtures over the tool mix (its time and its output size), the marginal
-distributions of a tool call, and the parallel calls of a turn into the
+two mixtures over the tool mix (its time and its output size, truncated at
+the cap, ``sim.engine.capped``), the marginal distributions of a tool call,
+and the parallel calls of a turn into the
 distribution of its slowest call and of its calls' outputs
 (``sim.engine.parallel_tools``).
 """
@@ -19,6 +20,7 @@ import numpy as np
 
 from models.distributions import Mixture
 from models.workload import ToolKind
+from sim.engine.capped import capped
 from sim.engine.columns import ObjectColumn
 from sim.engine.parallel_tools import turn_tool_output, turn_tool_time
 
@@ -52,8 +54,11 @@ def expected_draws(columns: Any) -> ExpectedDraws:
     tool_time = ObjectColumn.zip(w.tools, w.parallel_calls_per_turn, overhead_s).convert(
         lambda parts: turn_tool_time(tool_mixture(parts[0], "time_s"), *parts[1:])
     )
-    tool_output = ObjectColumn.zip(w.tools, w.parallel_calls_per_turn).convert(
-        lambda parts: turn_tool_output(tool_mixture(parts[0], "output_tokens"), parts[1])
+    cap = ObjectColumn.of(columns.compaction.tool_output_cap_tokens[:, 0].tolist())
+    tool_output = ObjectColumn.zip(w.tools, w.parallel_calls_per_turn, cap).convert(
+        lambda parts: turn_tool_output(
+            capped(tool_mixture(parts[0], "output_tokens"), parts[2]), parts[1]
+        )
     )
     calls = w.parallel_calls_per_turn
     return ExpectedDraws(

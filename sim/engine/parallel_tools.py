@@ -48,7 +48,7 @@ def turn_tool_time(tool_time: Any, parallel_calls: Any, overhead_s: float) -> An
     grid, survival = _grid(tool_time)
     atoms, weights = [], []
     for calls, probability in zip(values.astype(int), probabilities, strict=True):
-        value, mass = _atoms(grid, 1.0 - (1.0 - survival) ** calls)
+        value, mass = merged_atoms(grid, 1.0 - (1.0 - survival) ** calls)
         atoms.append(value + (calls - 1) * overhead_s)
         weights.append(mass * probability)
     return Empirical(values=tuple(np.concatenate(atoms)), weights=tuple(np.concatenate(weights)))
@@ -78,7 +78,7 @@ def _grid(tool_time: Any) -> tuple[np.ndarray, np.ndarray]:
     return grid, np.asarray(tool_time.survival(grid), dtype=float)
 
 
-def _atoms(grid: np.ndarray, survival: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def merged_atoms(grid: np.ndarray, survival: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Cells merged into ``ATOMS`` groups of about equal mass, each at its conditional mean.
 
     E[X; a < X <= b] = a S(a) - b S(b) + integral_a^b S, the integral by the trapezoid rule.
