@@ -137,5 +137,5 @@ def test_points_with_and_without_compaction_evaluate_as_alone() -> None:
 
 
 def test_a_threshold_below_what_compaction_keeps_is_an_error() -> None:
-    with pytest.raises(ValueError, match="compaction.threshold_tokens"):
+    with pytest.raises(ValueError, match=r"compaction\.threshold_tokens"):
         scenario("codex-spark", "compaction.threshold_tokens=12000")

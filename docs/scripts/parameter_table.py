@@ -210,6 +210,7 @@ SINGLE_AGENT = (
     "inference",
     "connection",
     "retries",
+    "compaction",
 )
 """The fields the single-agent engines (DES and analytic) read; others form a second table."""
 
