@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from models.scenario import Scenario
+from models.scenario import Api, Scenario
 from models.stages import FIRST_TOKEN_STAGES, Side, Stage
 
 _MS = 1e-3
@@ -49,7 +49,15 @@ class Work:
     post_runs: np.ndarray
     post_tokens: np.ndarray
     post_blocking: np.ndarray
+    tool_overlaps_post: np.ndarray
+    """1 where the tool starts at the function call item and so runs alongside post work."""
     tool_s: np.ndarray
+    failed_early: np.ndarray
+    """Failed attempts answered before inference; ``failed_late`` after prefill."""
+    failed_late: np.ndarray
+    retry_wait_s: np.ndarray
+    compactions: np.ndarray
+    """Compaction requests sent before this turn's own (0/1, or a probability)."""
 
     def blend(self, other: Work, weight_self: np.ndarray) -> Work:
         """Per turn, ``weight_self`` of this work plus the rest of ``other`` (select or mix)."""
@@ -139,15 +147,29 @@ def later_first_token_s(prefill_s: float, parallel_s: float, extra_s: float) -> 
     return max(prefill_s + extra_s, parallel_s) - max(prefill_s, parallel_s)
 
 
+def post_cpu_s(api: Api, runs: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+    """Post-inference work (billing, logging, persisting) of ``runs`` over ``tokens`` output;
+    ``api`` may be a column form or anything with its two post fields."""
+    return (runs * api.post_fixed_ms + api.post_per_1k_tokens_ms * tokens * _PER_1K) * _MS
+
+
 def stage_costs(
-    scenario: Scenario, work: Work, parallel_excess_s: np.ndarray | None = None
+    scenario: Scenario,
+    work: Work,
+    parallel_excess_s: np.ndarray | None = None,
+    post_hidden_s: np.ndarray | None = None,
+    compaction: Work | None = None,
 ) -> TurnCosts:
     """Durations (seconds) of every stage of every turn described by ``work``.
 
     ``scenario`` may also be a column form of many scenarios (numbers as arrays
     over points) and ``work`` arrays over points and turns.  ``parallel_excess_s``
-    replaces ``max(0, parallel_margin_s)`` in the safety stage when the caller
-    has its expectation over a distribution of work (the analytic engine).
+    replaces ``max(0, parallel_margin_s)`` in the safety stage, and
+    ``post_hidden_s`` replaces ``min(post work, tool)`` (the blocking post work a
+    tool started on the call item hides), when the caller has their expectations
+    over a distribution of work (the analytic engine).  ``compaction`` is the work
+    of the compaction request sent before each turn where ``work.compactions``:
+    the whole request's time is the turn's compaction stage.
     """
     c, n, a, s = scenario.client, scenario.network, scenario.api, scenario.safety
     rtt_s = n.rtt_ms * _MS
@@ -191,13 +213,30 @@ def stage_costs(
         parallel_excess_s = np.maximum(0.0, parallel - prefill)
     safety = blocking + parallel_excess_s
     decode = work.output_tokens * work.decode_s_per_token
-    post_cpu = (
-        work.post_runs * a.post_fixed_ms + a.post_per_1k_tokens_ms * work.post_tokens * _PER_1K
-    ) * _MS
-    post = work.post_blocking * post_cpu
+    post_cpu = post_cpu_s(a, work.post_runs, work.post_tokens)
+    if post_hidden_s is None:
+        post_hidden_s = np.minimum(post_cpu, work.tool_s)
+    post = work.post_blocking * (post_cpu - work.tool_overlaps_post * post_hidden_s)
     download = half_rtt_s + work.output_tokens * n.bytes_per_token / n.downlink_bytes_per_s
+    # A failed attempt costs its own build, upload and validation and the error's way
+    # back; one answered after prefill also costs the rest of the work before the first token.
+    failed_early_s = client_build + upload + validate + half_rtt_s
+    failed_late_s = failed_early_s + state_load + render + route + hops + safety + prefill
+    retry = work.failed_early * failed_early_s + work.failed_late * failed_late_s
+    retry = retry + work.retry_wait_s
+
+    compact = zeros
+    compaction_api_s = compaction_safety_s = compaction_post_s = zeros
+    if compaction is not None:
+        request = stage_costs(scenario, compaction)
+        compact = work.compactions * request.request_s
+        compaction_api_s = work.compactions * request.api_cpu_s
+        compaction_safety_s = work.compactions * request.safety_cpu_s
+        compaction_post_s = work.compactions * request.post_overlapped_s
 
     stage_s = {
+        Stage.COMPACT: compact,
+        Stage.RETRY: retry,
         Stage.CLIENT_BUILD: client_build,
         Stage.CONNECT: connect,
         Stage.RECOVER: recover,
@@ -217,12 +256,12 @@ def stage_costs(
     }
     ttft = sum(stage_s[stage] for stage in FIRST_TOKEN_STAGES) + half_rtt_s
     failed_api_s = work.recover * (a.validate_fixed_ms + a.memory_state_ms) * _MS
-    api_cpu = validate + state_load + render + route + post_cpu + failed_api_s
+    api_cpu = validate + state_load + render + route + post_cpu + failed_api_s + compaction_api_s
     return TurnCosts(
         stage_s=stage_s,
         ttft_s=ttft,
         api_cpu_s=api_cpu,
-        safety_cpu_s=blocking + parallel,
-        post_overlapped_s=post_cpu - post,
+        safety_cpu_s=blocking + parallel + compaction_safety_s,
+        post_overlapped_s=post_cpu - post + compaction_post_s,
         safety_parallel_s=parallel,
     )

@@ -13,11 +13,13 @@ from typing import Any
 
 from pydantic import field_validator, model_validator
 
+from models.compaction import Compaction
 from models.distributions import Distribution
 from models.fields import Section, param
 from models.fleet import Capacity, Load
 from models.hardware import hardware_profiles
 from models.kv_cache import KvCache
+from models.retries import Retries
 from models.strict import Bool, Float, Int
 from models.workload import Workload
 
@@ -49,6 +51,17 @@ class Client(Section):
         "FACTS: about 5 s in the SDK's pool and common servers",
         gt=0,
         le=3600,
+    )
+    parallel_call_overhead_ms: Float = param(
+        "client time to dispatch and collect each parallel call beyond the first",
+        "assumption (0: calls cost only the slowest one's time)",
+        ge=0,
+        le=1e4,
+    )
+    tool_starts_on_call_item: Bool = param(
+        "the client starts a tool at response.output_item.done (the function call item), "
+        "so blocking post-inference work overlaps the tool; false: at response.completed",
+        "FACTS: Responses API streaming events; false is the SDK's non-streaming default",
     )
 
 
@@ -275,5 +288,19 @@ class Scenario(Section):
     inference: Inference
     kv_cache: KvCache
     connection: Connection
+    retries: Retries
+    compaction: Compaction
     load: Load
     capacity: Capacity
+
+    @model_validator(mode="after")
+    def _compaction_leaves_room(self) -> Scenario:
+        c, w = self.compaction, self.workload
+        kept = w.instructions_tokens + w.tool_definitions_tokens + w.first_message_tokens
+        if c.compacts and kept + c.summary_tokens >= c.threshold_tokens:
+            raise ValueError(
+                f"compaction.threshold_tokens ({c.threshold_tokens}) must exceed the prompt "
+                f"compaction leaves: instructions, tool definitions, the task and "
+                f"compaction.summary_tokens ({kept + c.summary_tokens})"
+            )
+        return self

@@ -71,6 +71,8 @@ class StageInfo:
 class Stage(StrEnum):
     """A stage of a turn on the critical path, in the order it happens."""
 
+    COMPACT = "compact"
+    RETRY = "retry"
     CLIENT_BUILD = "client_build"
     CONNECT = "connect"
     RECOVER = "recover"
@@ -124,7 +126,12 @@ _C, _N, _A, _S, _I, _T = (
 
 # Colour-blind-safe palette (Okabe-Ito and Tableau hues), one per stage.  The queue
 # stage is the time a turn waits for pools (filled in by the fleet); it holds none.
+# Failed attempts before the one that succeeds hold no pool either: a fleet does not
+# queue them (docs/model.md, section 11); nor is a compaction request, sent before the
+# turn's own request and counted whole in its stage.
 STAGE_TABLE: dict[Stage, StageInfo] = {
+    Stage.COMPACT: _row("compaction request (history summarised)", _I, "#17becf", None, True),
+    Stage.RETRY: _row("failed attempts and backoff (retries)", _N, "#ff7f0e", None, True),
     Stage.CLIENT_BUILD: _row("client: build request", _C, "#8c8c8c", None, True),
     Stage.CONNECT: _row("network: connect (TCP/TLS/WS)", _N, "#4e79a7", None, True),
     Stage.RECOVER: _row("failed continuation (resend)", _N, "#d62728", None, True),

@@ -25,7 +25,8 @@ class Workload(Section):
     """What one rollout (one user task) asks of the system."""
 
     tool_calls_per_rollout: Distribution = param(
-        "tool calls in a rollout; the rollout has one more request (the final answer)",
+        "tool-calling turns in a rollout (one call each unless parallel_calls_per_turn says "
+        "more); the rollout has one more request (the final answer)",
         "FACTS: rollouts with 20 or more tool calls",
     )
     instructions_tokens: Float = param(
@@ -45,6 +46,11 @@ class Workload(Section):
         le=100,
     )
     tools: tuple[ToolKind, ...] = param("the tool mix", "assumption", min_length=1)
+    parallel_calls_per_turn: Distribution = param(
+        "function calls in one response, run concurrently by the client; each adds a call "
+        "item and an output item, and the turn's tool time is the slowest call's",
+        "Responses API parallel_tool_calls; 1: one call per turn",
+    )
 
     @field_validator("tool_calls_per_rollout")
     @classmethod
@@ -52,6 +58,18 @@ class Workload(Section):
         if not value.is_integer_valued():
             raise ValueError("must be integer-valued: a constant or an empirical distribution")
         return value
+
+    @field_validator("parallel_calls_per_turn")
+    @classmethod
+    def _at_least_one_call(cls, value: Any) -> Any:
+        if not value.is_integer_valued() or float(value.support()[0].min()) < 1:
+            raise ValueError("must be integer-valued and >= 1: a constant or an empirical")
+        return value
+
+    @property
+    def parallel(self) -> bool:
+        """Some turns call more than one tool."""
+        return float(self.parallel_calls_per_turn.support()[0].max()) > 1
 
     def tool_probabilities(self) -> np.ndarray:
         """Probability that a call is of each tool kind (the weights, normalised)."""

@@ -47,8 +47,12 @@ def assert_identical(found: Expectation, expected: Expectation) -> None:
     assert found.approximations == expected.approximations
 
 
+PARALLEL_CALLS = {"kind": "empirical", "values": [1, 2, 3], "weights": [2, 1, 1]}
+
+
 def varied_points() -> list[Scenario]:
-    """Points that exercise every path: supports, switches, rotation, drops, the excess."""
+    """Points that exercise every path: supports, switches, rotation, drops, the excess,
+    parallel calls, tools started on the call item, server errors, compaction."""
     base = raw_scenario("codex-spark")
     calls: list[Any] = [0, 1, 20, {"kind": "empirical", "values": [3, 9, 12], "weights": [1, 2, 1]}]
     decode: list[Any] = [65.0, {"kind": "lognormal", "median": 900.0, "sigma": 0.3}]
@@ -69,6 +73,12 @@ def varied_points() -> list[Scenario]:
             "safety.parallel_per_1k_tokens_ms": parallel,
             "kv_cache.residency": lifetime == 4.0,
             "kv_cache.ttl_s": 0.05 if store else 300.0,
+            "workload.parallel_calls_per_turn": 1 if lifetime > 4.0 else PARALLEL_CALLS,
+            "client.tool_starts_on_call_item": store,
+            "retries.server_error_prob": 0.0 if config_cache else 0.05,
+            "compaction.threshold_tokens": 16000.0 if rtt == 5.0 and parallel == 3.0 else 0.0,
+            "compaction.summary_tokens": 1000.0,
+            "compaction.tool_output_cap_tokens": 2000.0 if store else 0.0,
         }
         points.append(point_scenario(base, assignments))
     return points
@@ -84,7 +94,12 @@ def test_a_mixed_batch_gives_every_point_its_one_point_result(transport: Transpo
     if transport.is_websocket:
         assert seen == set(Approximation), "every path of the engine ran in this batch"
     else:
-        assert seen == {Approximation.PARALLEL_EXCESS, Approximation.PREFIX_RESIDENCY}
+        assert seen == {
+            Approximation.PARALLEL_EXCESS,
+            Approximation.PREFIX_RESIDENCY,
+            Approximation.PARALLEL_TOOLS,
+            Approximation.COMPACTION,
+        }
 
 
 CALLS = st.one_of(

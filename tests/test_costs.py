@@ -27,7 +27,10 @@ The four turns (``TURNS``) and their costs in ms:
   120; route 3; hops 30; prefill 100 + 5 = 105; safety 10 + 12 = 22 (parallel 44 < 105);
   decode 100; post 20 + 20 = 40; download 15.2.  TTFT 370.2 + 15 = 385.2; turn 370.2 +
   100 + 40 + 15.2 + 2,000 = 2,525.4; API work 5.5 + 22 + 120 + 3 + 40 = 190.5; safety
-  work 22 + 44 = 66.
+  work 22 + 44 = 66.  Its tool starts on the call item, so the 2 s tool hides all 40 ms
+  of post (0 on the path, 40 overlapped), and one attempt failed before inference
+  (build 1.5 + upload 61.2 + validate 5.5 + 15 back = 83.2) with a 500 ms backoff:
+  retry 583.2, TTFT 968.4, turn 2,525.4 - 40 + 583.2 = 3,068.6.
 - Turn 2, a cold WebSocket turn whose continuation failed (store=false): the failed
   attempt costs 30 + 1.5 + 2 + 1 = 34.5; then 7 items and 12,000 tokens resent, 7 items
   validated, 12,000 rendered and classified, only 500 prefilled, cached route, hops, 50
@@ -43,7 +46,9 @@ The four turns (``TURNS``) and their costs in ms:
   44.2 = 59.2; validate 2.5; state 1; render 8; prefill 50 + 5 = 55; safety 10 + 0.8 =
   10.8; decode 150; post 0 (20 + 15 = 35 overlapped); download 15.15.  TTFT 138 + 15 =
   153; turn 138 + 150 + 15.15 = 303.15; API work 2.5 + 1 + 8 + 35 = 46.5; safety work
-  10.8 + 21.6 = 32.4.
+  10.8 + 21.6 = 32.4.  Two attempts failed after prefill, each costing the request up to
+  its first token (138) and 15 back, with 1,250 ms of backoff: retry 2 x 153 + 1,250 =
+  1,556, TTFT 1,709, turn 1,859.15.
 
 A changed formula in ``models/costs.py`` shows up as a mismatch of a named stage.
 """
@@ -98,6 +103,8 @@ ROUND = {
 }
 NOT_READ_BY_THE_COSTS = {
     "client.keepalive_idle_s",
+    "client.parallel_call_overhead_ms",
+    "client.tool_starts_on_call_item",
     "api.render_cache_hit_prob",
     "api.config_cache",
     "inference.hardware",
@@ -134,11 +141,18 @@ TURNS = {
     "post_runs": [1, 1, 1, 1],
     "post_tokens": [100, 200, 50, 150],
     "post_blocking": [1, 1, 0, 0],
+    "tool_overlaps_post": [0, 1, 0, 0],
     "tool_s": [0.5, 2.0, 1.0, 0.0],
+    "failed_early": [0, 1, 0, 0],
+    "failed_late": [0, 0, 0, 2],
+    "retry_wait_s": [0, 0.5, 0, 1.25],
+    "compactions": [0, 0, 0, 0],
 }
 """Cold HTTP, warm HTTP, cold WebSocket after a failed continuation, warm WebSocket."""
 
 WORKED_MS = {
+    Stage.COMPACT: [0, 0, 0, 0],
+    Stage.RETRY: [0, 583.2, 0, 1556],
     Stage.CLIENT_BUILD: [1.5, 1.5, 4.5, 1.5],
     Stage.CONNECT: [62, 0, 96, 0],
     Stage.RECOVER: [0, 0, 34.5, 0],
@@ -152,15 +166,15 @@ WORKED_MS = {
     Stage.QUEUE: [0, 0, 0, 0],
     Stage.PREFILL: [505, 105, 30, 55],
     Stage.DECODE: [100, 100, 1000, 150],
-    Stage.POST: [30, 40, 0, 0],
+    Stage.POST: [30, 0, 0, 0],
     Stage.DOWNLOAD: [15.1, 15.2, 15.05, 15.15],
     Stage.TOOL: [500, 2000, 1000, 0],
 }
-TTFT_MS = [824, 385.2, 438.5, 153]
-TURN_MS = [1454.1, 2525.4, 2438.55, 303.15]
+TTFT_MS = [824, 968.4, 438.5, 1709]
+TURN_MS = [1454.1, 3068.6, 2438.55, 1859.15]
 API_WORK_MS = [162.5, 190.5, 156.5, 46.5]
 SAFETY_WORK_MS = [60, 66, 66, 32.4]
-POST_OVERLAPPED_MS = [0, 0, 25, 35]
+POST_OVERLAPPED_MS = [0, 40, 25, 35]
 
 
 def work(**changes: list[float]) -> Work:
@@ -219,7 +233,7 @@ def test_turn_is_the_sum_of_its_stages(preset: Scenario) -> None:
 
 def test_post_is_blocking_or_overlapped_and_never_lost(preset: Scenario) -> None:
     """Switching post-inference work off the critical path moves it, it does not remove it."""
-    blocking = stage_costs(preset, work(post_blocking=[1, 1, 1, 1]))
+    blocking = stage_costs(preset, work(post_blocking=[1, 1, 1, 1], tool_overlaps_post=[0] * 4))
     overlapped = stage_costs(preset, work(post_blocking=[0, 0, 0, 0]))
     np.testing.assert_allclose(overlapped.post_overlapped_s, blocking.stage_s[Stage.POST])
     assert np.all(overlapped.stage_s[Stage.POST] == 0) and np.all(blocking.post_overlapped_s == 0)

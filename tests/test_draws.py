@@ -19,7 +19,10 @@ from support import scenario
 from test_distributions import CASES, TABLES
 
 from models.distributions import SAMPLE_CHUNK, Distribution
+from models.retry_policy import wait_after_failure_s
 from models.scenario import Scenario
+from models.workload import Workload
+from sim.engine.compaction import without_compaction
 from sim.engine.draws import draw_turns
 from sim.engine.streams import BLOCK_ROLLOUTS, Draw, stream
 from sim.engine.turns import Turns, history
@@ -37,19 +40,39 @@ def reference_block(s: Scenario, block: int, replication: int = 0) -> Turns:
     calls = w.tool_calls_per_rollout.sample(rng(Draw.TOOL_CALLS), BLOCK_ROLLOUTS)
     total = int(calls.sum()) + BLOCK_ROLLOUTS
     output = w.output_tokens.sample(rng(Draw.OUTPUT_TOKENS), total)
-    kind = rng(Draw.TOOL_KIND).choice(len(w.tools), total, p=w.tool_probabilities())
-    time_rng, output_rng = rng(Draw.TOOL_TIME), rng(Draw.TOOL_OUTPUT)
-    tool_s, tool_output = np.empty(total), np.empty(total)
-    for index, tool in enumerate(w.tools):
-        chosen = np.flatnonzero(kind == index)
-        tool_s[chosen] = tool.time_s.sample(time_rng, chosen.size)
-        tool_output[chosen] = tool.output_tokens.sample(output_rng, chosen.size)
+    tool_s, tool_output = _calls(
+        w, rng(Draw.TOOL_KIND), rng(Draw.TOOL_TIME), rng(Draw.TOOL_OUTPUT), total
+    )
     final_turns = np.cumsum(calls.astype(np.int64) + 1) - 1
+    parallel = None
+    if w.parallel:
+        parallel = w.parallel_calls_per_turn.sample(rng(Draw.PARALLEL_CALLS), total)
+        parallel[final_turns] = 0.0
+        extra = np.maximum(parallel - 1, 0).astype(np.int64)
+        owner = np.repeat(np.arange(total), extra)
+        extra_rng = rng(Draw.EXTRA_CALLS)
+        extra_s, extra_output = _calls(w, extra_rng, extra_rng, extra_rng, owner.size)
+        np.maximum.at(tool_s, owner, extra_s)
+        tool_s = tool_s + extra * s.client.parallel_call_overhead_ms * 1e-3
+        tool_output = tool_output + np.bincount(owner, weights=extra_output, minlength=total)
     tool_s[final_turns] = 0.0
     tool_output[final_turns] = 0.0
-    grown = history(calls, output, tool_output, w.first_message_tokens, w.output_items_per_turn)
+    grown = history(
+        calls, output, tool_output, w.first_message_tokens, w.output_items_per_turn, parallel
+    )
     rate = s.inference.decode_tps.sample(rng(Draw.DECODE_RATE), total)
     render_hit = (rng(Draw.RENDER_CACHE).random(total) < s.api.render_cache_hit_prob).astype(float)
+    r = s.retries
+    early = late = wait_s = np.zeros(total)
+    if r.server_error_prob > 0:
+        errors, jitter = rng(Draw.SERVER_ERRORS), rng(Draw.RETRY_JITTER)
+        failures = errors.geometric(1.0 - r.server_error_prob, total) - 1
+        early = errors.binomial(failures, r.early_error_fraction).astype(float)
+        late = failures - early
+        owner = np.repeat(np.arange(total), failures)
+        position = np.arange(owner.size) - np.repeat(np.cumsum(failures) - failures, failures)
+        waits = wait_after_failure_s(r, position, jitter.random(owner.size))
+        wait_s = np.bincount(owner, weights=waits, minlength=total)
     return Turns(
         **grown,
         fixed_tokens=w.instructions_tokens + w.tool_definitions_tokens,
@@ -58,7 +81,27 @@ def reference_block(s: Scenario, block: int, replication: int = 0) -> Turns:
         tool_s=tool_s,
         render_hit=render_hit,
         missing_history_tokens=np.zeros(total),
+        failed_early=early,
+        failed_late=late,
+        retry_wait_s=wait_s,
+        **without_compaction((total,)),
     )
+
+
+def _calls(
+    w: Workload,
+    kind_rng: np.random.Generator,
+    time_rng: np.random.Generator,
+    output_rng: np.random.Generator,
+    count: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    kind = kind_rng.choice(len(w.tools), count, p=w.tool_probabilities())
+    tool_s, tool_output = np.empty(count), np.empty(count)
+    for index, tool in enumerate(w.tools):
+        chosen = np.flatnonzero(kind == index)
+        tool_s[chosen] = tool.time_s.sample(time_rng, chosen.size)
+        tool_output[chosen] = tool.output_tokens.sample(output_rng, chosen.size)
+    return tool_s, tool_output
 
 
 def assert_same_turns(drawn: Turns, expected: Turns) -> None:
@@ -79,6 +122,18 @@ SCENARIOS = {
     "codex-spark": ("codex-spark",),
     "gpt5-flagship": ("gpt5-flagship",),
     "mixtures everywhere": ("codex-spark", *MIXED_WORKLOAD),
+    "parallel calls and server errors": (
+        "codex-spark",
+        *MIXED_WORKLOAD,
+        'workload.parallel_calls_per_turn={kind="empirical", values=[1, 2, 4], weights=[3, 2, 1]}',
+        "retries.server_error_prob=0.2",
+    ),
+    "one tool kind, parallel": (
+        "responses-2025",
+        "workload.tools=[{name='t', weight=1.0, time_s=0.2, "
+        "output_tokens={kind='lognormal', median=300.0, sigma=0.4}}]",
+        'workload.parallel_calls_per_turn={kind="empirical", values=[1, 3], weights=[1, 1]}',
+    ),
     "one tool kind": (
         "responses-2025",
         "workload.tools=[{name='t', weight=1.0, time_s=0.2, "

@@ -36,13 +36,23 @@ UNIT_SUFFIXES = (
 )
 """Suffixes that name a unit (time, rate, size, or a probability or fraction)."""
 
-COUNT_NAMES = ("_rtts", "_hops", "_workers", "_slots", "_replicas", "agents", "replications")
+COUNT_NAMES = (
+    "_rtts",
+    "_hops",
+    "_workers",
+    "_slots",
+    "_replicas",
+    "_retries",
+    "agents",
+    "replications",
+)
 """Name endings of counts whose unit is the thing counted (round trips, hops, workers...)."""
 
 UNITLESS = frozenset(
     {
         *("name", "description", "seed", "hardware", "store", "config_cache", "tools"),
         *("weight", "kind", "residency", "eviction", "http_routing", "ws_routing"),
+        "tool_starts_on_call_item",
     }
 )
 """Fields without a unit: labels, flags, the seed, a tool list, relative weights and

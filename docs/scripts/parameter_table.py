@@ -49,6 +49,8 @@ _SUFFIX_UNITS = (
 _NAMED_UNITS = {
     "tool_calls_per_rollout": "tool calls",
     "output_items_per_turn": "items",
+    "parallel_calls_per_turn": "calls",
+    "max_retries": "retries",
     "intermediate_hops": "calls",
     "weight": "relative weight",
     "seed": "-",
@@ -207,6 +209,8 @@ SINGLE_AGENT = (
     "safety",
     "inference",
     "connection",
+    "retries",
+    "compaction",
 )
 """The fields the single-agent engines (DES and analytic) read; others form a second table."""
 

@@ -17,8 +17,6 @@ turn's new input, so its total grows with n.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -26,12 +24,15 @@ import numpy as np
 from models.costs import TurnCosts, Work, stage_costs
 from models.scenario import Scenario
 from models.stages import STAGE_COLUMN, STAGES, Stage
-from sim.engine.columns import column_form
+from sim.engine.columns import column_form, take_points
+from sim.engine.compacting import compacting_sums
 from sim.engine.connection_loss import ColdTurns, keep_alive, websocket
 from sim.engine.excess import Excess, parallel_excess
+from sim.engine.expectations import Approximation, Expectation, Expectations, stitch
 from sim.engine.expected_draws import expected_draws
 from sim.engine.layout import (
     FIRST,
+    PROBE_LAST,
     SECOND,
     THIRD,
     TurnCount,
@@ -41,90 +42,8 @@ from sim.engine.layout import (
     turn_count,
 )
 from sim.engine.prefix_survival import history_resident
+from sim.engine.tool_overlap import expected_hidden_post_s
 from sim.engine.transports import Transport, cached_prompt_tokens, turn_work
-
-
-class Approximation(StrEnum):
-    """What keeps an expectation from being exact (``docs/model.md``, section 9)."""
-
-    CONNECTION_LOSS = "connection_loss"
-    """WebSocket cache loss over the distribution of decode and tool times, the rest of
-    each request at its expected value."""
-    ROTATION_GRID = "rotation_grid"
-    """The connection's age followed on a lattice (rotation possible within a rollout)."""
-    PARALLEL_EXCESS = "parallel_excess"
-    """The parallel-safety excess with prior tokens as a log-normal, by quadrature."""
-    PREFIX_RESIDENCY = "prefix_residency"
-    """KV residency: a history survives its gap when the tool's time is within the
-    time-to-live, and only the last turn's replica can hold it
-    (``sim.engine.prefix_survival``)."""
-
-
-@dataclass(frozen=True)
-class Expectation:
-    """Expected values per rollout."""
-
-    stage_s: np.ndarray
-    """Expected seconds per stage per rollout, in ``STAGES`` order."""
-    turns: float
-    cold_turns: float
-    ttft_sum_s: float
-    api_cpu_s: float
-    safety_cpu_s: float
-    cached_prompt_tokens: float
-    uncached_prompt_tokens: float
-    approximations: tuple[str, ...] = ()
-    """``Approximation`` values that apply to this result; empty when it is exact."""
-
-    @property
-    def e2e_s(self) -> float:
-        return float(self.stage_s.sum())
-
-    @property
-    def prefix_cache_hit_rate(self) -> float:
-        """Expected cached prompt tokens over expected prompt tokens."""
-        return self.cached_prompt_tokens / (self.cached_prompt_tokens + self.uncached_prompt_tokens)
-
-    @property
-    def ttft_mean_s(self) -> float:
-        """Mean TTFT over turns: E[sum of TTFTs] / E[turns], as the DES pools it."""
-        return self.ttft_sum_s / self.turns
-
-
-@dataclass(frozen=True)
-class Expectations:
-    """Expected values per rollout of many points: arrays over points."""
-
-    stage_s: np.ndarray
-    """Shape (points, len(STAGES))."""
-    turns: np.ndarray
-    cold_turns: np.ndarray
-    ttft_sum_s: np.ndarray
-    api_cpu_s: np.ndarray
-    safety_cpu_s: np.ndarray
-    cached_prompt_tokens: np.ndarray
-    uncached_prompt_tokens: np.ndarray
-    approximations: tuple[tuple[str, ...], ...]
-
-    def __len__(self) -> int:
-        return int(self.turns.size)
-
-    def point(self, index: int) -> Expectation:
-        """The expectation of one point."""
-        return Expectation(
-            stage_s=self.stage_s[index].copy(),
-            turns=float(self.turns[index]),
-            cold_turns=float(self.cold_turns[index]),
-            ttft_sum_s=float(self.ttft_sum_s[index]),
-            api_cpu_s=float(self.api_cpu_s[index]),
-            safety_cpu_s=float(self.safety_cpu_s[index]),
-            cached_prompt_tokens=float(self.cached_prompt_tokens[index]),
-            uncached_prompt_tokens=float(self.uncached_prompt_tokens[index]),
-            approximations=self.approximations[index],
-        )
-
-    def points(self) -> list[Expectation]:
-        return [self.point(index) for index in range(len(self))]
 
 
 def expect(scenario: Scenario, transport: Transport, resident: float | None = None) -> Expectation:
@@ -147,27 +66,81 @@ _REQUEST = [STAGE_COLUMN[s] for s in STAGES if s is not Stage.TOOL]
 def expect_columns(
     columns: Any, transport: Transport, resident: float | None = None
 ) -> Expectations:
-    """Expected per-rollout budget of every point of ``columns`` (a column form)."""
+    """Expected per-rollout budget of every point of ``columns`` (a column form); ``resident``,
+    when given, is P(a turn finds its history) for every point (a fleet's)."""
+    compacting = columns.compaction.threshold_tokens[:, 0] > 0
+    if not compacting.any():
+        return _expect_uncompacted(columns, transport, resident)
+    parts = [
+        (rows, method(take_points(columns, rows), transport, resident))
+        for rows, method in (
+            (np.flatnonzero(~compacting), _expect_uncompacted),
+            (np.flatnonzero(compacting), _expect_compacting),
+        )
+        if rows.size
+    ]
+    return stitch(parts, columns.points)
+
+
+def _expect_compacting(columns: Any, transport: Transport, resident: float | None) -> Expectations:
+    draws = expected_draws(columns)
+    sums, count, cold = compacting_sums(
+        columns, transport, resident_share(columns, draws, transport, resident)
+    )
+    later = count.index >= 1
+    no = np.zeros(columns.points, dtype=bool)
+    residency = columns.kv_cache.residency[:, 0] > 0
+    flags = _approximations(transport, cold, no, draws.parallel, ~no, residency)
+    return Expectations(
+        stage_s=sums[:, : len(STAGES)],
+        turns=count.turns,
+        cold_turns=1.0 + total(np.where(later, count.reach * cold.probability, 0.0)),
+        ttft_sum_s=sums[:, TTFT],
+        api_cpu_s=sums[:, API_CPU],
+        safety_cpu_s=sums[:, SAFETY_CPU],
+        cached_prompt_tokens=sums[:, CACHED],
+        uncached_prompt_tokens=sums[:, UNCACHED],
+        approximations=flags,
+    )
+
+
+def resident_share(
+    columns: Any, draws: Any, transport: Transport, resident: float | None
+) -> np.ndarray:
+    """P(a turn k >= 1 finds its history on its replica), shape (points, 1): ``resident``
+    when given, else the single agent's (``sim.engine.prefix_survival``)."""
+    if resident is None:
+        return history_resident(columns, draws, transport)
+    return np.full((columns.points, 1), resident)
+
+
+def _expect_uncompacted(columns: Any, transport: Transport, resident: float | None) -> Expectations:
     draws = expected_draws(columns)
     count = turn_count(draws.tool_calls)
-    if resident is None:
-        resident_share = history_resident(columns, draws, transport)
-    else:
-        resident_share = np.full((columns.points, 1), resident)
-    probes = probe_turns(columns, draws, resident_share)
+    probes = probe_turns(columns, draws, resident_share(columns, draws, transport, resident))
     work = turn_work(columns, transport, probes)
     excess = parallel_excess(columns, draws, count, work)
     cached = cached_prompt_tokens(columns, probes)
+    hidden_s = expected_hidden_post_s(columns, draws) * (1.0 - PROBE_LAST)
     quantities = np.stack(
         [
-            _quantities(stage_costs(columns, w, parallel_excess_s=e), w, cached, probes.shape)
+            _quantities(
+                stage_costs(columns, w, parallel_excess_s=e, post_hidden_s=hidden_s),
+                w,
+                cached,
+                probes.shape,
+            )
             for w, e in zip(work, excess.at_probes, strict=True)
         ]
     )
     cold = _cold_turns(columns, draws, count, transport, quantities, excess)
     sums = rollout_sum(quantities, count, cold.probability) + _later_excess(count, cold, excess)
     later = count.index >= 1
-    approximations = _approximations(transport, cold, excess, columns.kv_cache.residency[:, 0] > 0)
+    no = np.zeros(columns.points, dtype=bool)
+    residency = columns.kv_cache.residency[:, 0] > 0
+    approximations = _approximations(
+        transport, cold, excess.approximate, draws.parallel, no, residency
+    )
     return Expectations(
         stage_s=sums[:, : len(STAGES)],
         turns=count.turns,
@@ -231,13 +204,20 @@ def _later_excess(count: TurnCount, cold: ColdTurns, excess: Excess) -> np.ndarr
 
 
 def _approximations(
-    transport: Transport, cold: ColdTurns, excess: Excess, resident: np.ndarray
+    transport: Transport,
+    cold: ColdTurns,
+    excess: np.ndarray,
+    parallel: np.ndarray,
+    compaction: np.ndarray,
+    resident: np.ndarray,
 ) -> tuple[tuple[str, ...], ...]:
     flags = (
         (Approximation.CONNECTION_LOSS, cold.from_durations & transport.is_websocket),
         (Approximation.ROTATION_GRID, cold.on_grid),
-        (Approximation.PARALLEL_EXCESS, excess.approximate),
+        (Approximation.PARALLEL_EXCESS, excess),
         (Approximation.PREFIX_RESIDENCY, resident),
+        (Approximation.PARALLEL_TOOLS, parallel),
+        (Approximation.COMPACTION, compaction),
     )
     # One tuple per combination of flags, shared by the points that have it.
     code = sum(mask.astype(int) << bit for bit, (_, mask) in enumerate(flags))

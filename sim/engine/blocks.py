@@ -12,14 +12,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from models.costs import TurnCosts, stage_costs
+from models.costs import TurnCosts, Work, stage_costs
 from models.scenario import Scenario
 from models.stages import POOLS, STAGE_COLUMN, STAGES, Stage
 from sim.engine.draws import draw_turns
 from sim.engine.plan import FIRST_TOKEN_WAITS, WAIT_PHASES, WAIT_POOLS, Segments
 from sim.engine.records import RolloutRecords, TurnRecords
 from sim.engine.streams import BLOCK_ROLLOUTS
-from sim.engine.transports import Transport, cached_prompt_tokens, turn_work
+from sim.engine.transports import Transport, cached_prompt_tokens, compaction_work, turn_work
 from sim.engine.turns import Turns
 
 
@@ -37,14 +37,15 @@ class Block:
     ) -> None:
         self.index = index
         self.turns = draw_turns(scenario, index, rollouts, replication)
-        cold_work, warm_work = turn_work(scenario, transport, self.turns)
-        cold_costs, warm_costs = stage_costs(scenario, cold_work), stage_costs(scenario, warm_work)
+        works = turn_costs(scenario, transport, self.turns)
+        (cold_work, cold_costs), (warm_work, warm_costs) = works
         resident = scenario.kv_cache.residency
         self.cold = Segments(cold_costs, cold_work, contended, resident)
         self.warm = Segments(warm_costs, warm_work, contended, resident)
-        self.costs = None if contended or resident else (cold_costs, warm_costs)
-        """Kept when one block runs at a time and its costs are final; a fleet recomputes
-        them when reducing instead, which bounds the memory of many blocks in flight."""
+        self.costs = None if contended or resident else works
+        """The (cold, warm) work and costs, kept when one block runs at a time and they are
+        final; a fleet recomputes them when reducing instead, which bounds the memory of
+        many blocks in flight."""
         self.offsets: list[int] = self.turns.offsets.tolist()
         count = self.turns.count
         self.missing_history: list[float] | None = [0.0] * count if resident else None
@@ -143,12 +144,25 @@ def _selected_costs(
     scenario: Scenario, transport: Transport, block: Block, turns: Turns, cold_flag: np.ndarray
 ) -> tuple[TurnCosts, np.ndarray]:
     """Each turn's costs in the variant it ran, and its prompt tokens prefilled."""
-    cold_work, warm_work = turn_work(scenario, transport, turns)
     if block.costs is not None:
-        cold, warm = block.costs
+        (cold_work, cold), (warm_work, warm) = block.costs
     else:
-        cold, warm = stage_costs(scenario, cold_work), stage_costs(scenario, warm_work)
+        (cold_work, cold), (warm_work, warm) = turn_costs(scenario, transport, turns)
     uncached = np.where(
         cold_flag == 1, cold_work.prompt_tokens_uncached, warm_work.prompt_tokens_uncached
     )
     return cold.select(warm, cold_flag), uncached
+
+
+def turn_costs(
+    scenario: Scenario, transport: Transport, turns: Turns
+) -> tuple[tuple[Work, TurnCosts], tuple[Work, TurnCosts]]:
+    """The (cold, warm) work and costs of drawn turns, compaction requests included."""
+    works = turn_work(scenario, transport, turns)
+    compactions: tuple[Work | None, Work | None] = (None, None)
+    if scenario.compaction.compacts:
+        compactions = compaction_work(scenario, transport, turns)
+    return tuple(
+        (work, stage_costs(scenario, work, compaction=compaction))
+        for work, compaction in zip(works, compactions, strict=True)
+    )

@@ -15,6 +15,7 @@ section's ``model_fields``, so it has exactly the tree's names:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, make_dataclass
 from enum import Enum
@@ -171,6 +172,22 @@ def column_form(scenarios: Sequence[Scenario]) -> Any:
     if not scenarios:
         raise ValueError("a column form needs at least one scenario")
     return _columns(Scenario, list(scenarios))
+
+
+def take_points(columns: Any, rows: np.ndarray) -> Any:
+    """The column form of the points ``rows`` only."""
+    values: dict[str, Any] = {}
+    for field in dataclasses.fields(columns):
+        value = getattr(columns, field.name)
+        if field.name == "points":
+            values[field.name] = int(rows.size)
+        elif isinstance(value, np.ndarray):
+            values[field.name] = value[rows]
+        elif isinstance(value, ObjectColumn):
+            values[field.name] = value.take(rows)
+        else:
+            values[field.name] = take_points(value, rows)
+    return type(columns)(**values)
 
 
 def _columns(section: type[BaseModel], items: list[Any]) -> Any:

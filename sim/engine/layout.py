@@ -27,7 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from models.retry_policy import expected_failed_attempts, expected_retry_wait_s
 from sim.engine.columns import ObjectColumn
+from sim.engine.compaction import without_compaction
 from sim.engine.expected_draws import ExpectedDraws
 from sim.engine.turns import Turns, history
 
@@ -97,16 +99,25 @@ def expected_turns(
     """
     w = columns.workload
     points, turns = columns.points, int(turn_index.max()) + 1
+    parallel = None
+    if draws.parallel.any():
+        parallel = np.broadcast_to(draws.mean_parallel_calls, (points, turns))
     grown = history(
         np.array([turns - 1]),
         np.broadcast_to(draws.mean_output_tokens, (points, turns)),
         np.broadcast_to(draws.mean_tool_output_tokens, (points, turns)),
         w.first_message_tokens,
         w.output_items_per_turn,
+        parallel,
     )
     shape = (points, turn_index.size)
     last = np.broadcast_to(is_last, shape)
     prior_tokens = grown["prior_tokens"][:, turn_index]
+    items_new = np.ones(turn_index.size)
+    if parallel is not None:
+        items_new = np.broadcast_to(grown["items_new"], (points, turns))[:, turn_index]
+    r = columns.retries
+    failed = expected_failed_attempts(r.server_error_prob)
     return Turns(
         offsets=np.array([0, turn_index.size]),
         turn_index=turn_index.astype(float),
@@ -114,13 +125,17 @@ def expected_turns(
         fixed_tokens=w.instructions_tokens + w.tool_definitions_tokens,
         new_tokens=grown["new_tokens"][:, turn_index],
         prior_tokens=prior_tokens,
-        items_new=np.ones(turn_index.size),
+        items_new=items_new,
         context_items=np.broadcast_to(grown["context_items"], (points, turns))[:, turn_index],
         output_tokens=draws.mean_output_tokens,
         decode_s_per_token=draws.decode_s_per_token,
         tool_s=(1.0 - last) * draws.mean_tool_s,
         render_hit=columns.api.render_cache_hit_prob,
         missing_history_tokens=(1.0 - resident) * prior_tokens,
+        failed_early=failed * r.early_error_fraction,
+        failed_late=failed * (1.0 - r.early_error_fraction),
+        retry_wait_s=expected_retry_wait_s(r, r.server_error_prob),
+        **without_compaction(shape),
     )
 
 

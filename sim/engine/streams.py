@@ -28,7 +28,12 @@ class Draw(IntEnum):
     RENDER_CACHE = 6
     CONNECTION_FAULTS = 7
     ARRIVALS = 8
-    ROUTING = 9
+    PARALLEL_CALLS = 9
+    EXTRA_CALLS = 10
+    """Kind, time and output of the calls beyond a turn's first (the first keeps its streams)."""
+    SERVER_ERRORS = 11
+    RETRY_JITTER = 12
+    ROUTING = 13
 
 
 def stream(seed: int, block: int, kind: Draw, replication: int = 0) -> np.random.Generator:

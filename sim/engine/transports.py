@@ -18,6 +18,7 @@ import numpy as np
 
 from models.costs import Work
 from models.scenario import Scenario
+from sim.engine.compaction import compaction_turns
 from sim.engine.turns import Turns
 
 
@@ -47,15 +48,33 @@ _DESCRIPTIONS = {
 
 
 def turn_work(scenario: Scenario, transport: Transport, turns: Turns) -> tuple[Work, Work]:
-    """(cold, warm) work of every turn under ``transport``."""
+    """(cold, warm) work of every turn under ``transport``.
+
+    A turn after a compaction starts a new chain on the connection its compaction
+    request opened: it connects only where no compaction came first.
+    """
+    first_on_connection = 1.0 - turns.compacted
     if transport is Transport.HTTP or transport is Transport.HTTP_FULL:
         full = _full_rebuild(scenario, turns, resend=float(transport is Transport.HTTP_FULL))
-        return _with(full, connect_http=1.0), full
+        return _with(full, connect_http=first_on_connection), full
     cold = _after_cache_loss(scenario, turns)
     append = transport is Transport.WS_APPEND
     if append:
         cold = _with(cold, post_runs=turns.is_last)
     return cold, _cached(scenario, turns, append=append)
+
+
+def compaction_work(scenario: Scenario, transport: Transport, turns: Turns) -> tuple[Work, Work]:
+    """(cold, warm) work of the compaction requests sent before ``turns``.
+
+    Each is a continuation like any turn over the same transport (over WebSocket
+    only its new input is processed when the connection is warm); one long-running
+    response (``ws-append``) ends there and its compaction is a WebSocket request.
+    """
+    requests = compaction_turns(turns, scenario.compaction)
+    if transport is Transport.WS_APPEND:
+        transport = Transport.WS
+    return turn_work(scenario, transport, requests)
 
 
 def _full_rebuild(scenario: Scenario, turns: Turns, resend: float | np.ndarray) -> Work:
@@ -65,7 +84,7 @@ def _full_rebuild(scenario: Scenario, turns: Turns, resend: float | np.ndarray) 
     """
     ones = np.ones(turns.shape)
     zeros = np.zeros(turns.shape)
-    continuing = (turns.turn_index > 0).astype(float)
+    continuing = _continuing(turns)
     hit = turns.render_hit
     rendered = hit * turns.new_tokens + (1 - hit) * (turns.fixed_tokens + turns.context_tokens)
     config_cache = _switch(scenario.api.config_cache)
@@ -96,8 +115,18 @@ def _full_rebuild(scenario: Scenario, turns: Turns, resend: float | np.ndarray) 
         post_runs=ones,
         post_tokens=turns.output_tokens,
         post_blocking=ones,
+        tool_overlaps_post=_switch(scenario.client.tool_starts_on_call_item) * ones,
         tool_s=turns.tool_s,
+        failed_early=turns.failed_early,
+        failed_late=turns.failed_late,
+        retry_wait_s=turns.retry_wait_s,
+        compactions=turns.compacted,
     )
+
+
+def _continuing(turns: Turns) -> np.ndarray:
+    """1 where the request continues a chain (a previous response to load), else 0."""
+    return (turns.turn_index > 0) * (1.0 - turns.compacted)
 
 
 def _after_cache_loss(scenario: Scenario, turns: Turns) -> Work:
@@ -109,22 +138,26 @@ def _after_cache_loss(scenario: Scenario, turns: Turns) -> Work:
     """
     store = _switch(scenario.connection.store)
     base = _full_rebuild(scenario, turns, resend=1.0 - store)
-    continuing = (turns.turn_index > 0).astype(float)
+    continuing = _continuing(turns)
     return _with(
         base,
         tokens_rendered=turns.fixed_tokens + turns.context_tokens,
         http_request=0.0,
-        connect_ws=1.0,
+        connect_ws=1.0 - turns.compacted,
         recover=(1.0 - store) * continuing,
         post_blocking=0.0,
     )
 
 
 def _cached(scenario: Scenario, turns: Turns, append: bool) -> Work:
-    """A warm WebSocket turn: only the new input is validated, rendered and classified."""
+    """A warm WebSocket turn: only the new input is validated, rendered and classified.
+
+    After a compaction the new input is the whole compacted context, and one
+    long-running response starts again (its pre-inference work runs once more).
+    """
     zeros = np.zeros(turns.shape)
     ones = np.ones(turns.shape)
-    pre_inference = zeros if append else ones
+    pre_inference = turns.compacted * ones if append else ones
     return Work(
         items_new=turns.items_new,
         items_sent=turns.items_new,
@@ -137,7 +170,7 @@ def _cached(scenario: Scenario, turns: Turns, append: bool) -> Work:
         items_validated=pre_inference * turns.items_new,
         store_loads=zeros,
         store_state_tokens=zeros,
-        memory_loads=pre_inference,
+        memory_loads=pre_inference * (1.0 - turns.compacted),
         tokens_rendered=turns.new_tokens,
         route_full=zeros,
         route_cached=zeros,
@@ -150,7 +183,12 @@ def _cached(scenario: Scenario, turns: Turns, append: bool) -> Work:
         post_runs=turns.is_last if append else ones,
         post_tokens=turns.output_tokens,
         post_blocking=zeros,
+        tool_overlaps_post=zeros,
         tool_s=turns.tool_s,
+        failed_early=turns.failed_early,
+        failed_late=turns.failed_late,
+        retry_wait_s=turns.retry_wait_s,
+        compactions=turns.compacted,
     )
 
 

@@ -34,6 +34,20 @@ class Turns:
     """History tokens (prior context beyond the shared prefix) the chosen replica no longer
     holds, so they are prefilled again: 0 in the simple mode; recorded by the DES, expected
     by the analytic engine."""
+    failed_early: np.ndarray
+    """Failed attempts answered before inference (drawn counts, or expected)."""
+    failed_late: np.ndarray
+    """Failed attempts answered after prefill."""
+    retry_wait_s: np.ndarray
+    """The client's backoff waits between the attempts."""
+    compacted: np.ndarray
+    """1 where the client compacted the history before this turn, whose request then starts
+    a new chain: its new input is the whole compacted context (``sim.engine.compaction``)."""
+    compaction_prior_tokens: np.ndarray
+    """The compaction request's inputs: the history it continues (0 where none is sent)."""
+    compaction_new_tokens: np.ndarray
+    compaction_context_items: np.ndarray
+    compaction_items_new: np.ndarray
 
     @property
     def count(self) -> int:
@@ -86,12 +100,16 @@ def history(
     tool_output_tokens: np.ndarray,
     first_message_tokens: float,
     output_items_per_turn: int,
+    parallel_calls: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
-    """Context growth of rollouts laid end to end; ``calls[r]`` tool calls give calls+1 turns.
+    """Context growth of rollouts laid end to end; ``calls[r]`` tool-calling turns give
+    calls+1 turns.
 
     Turns run along the last axis of the token arrays; leading axes (points)
     are carried through, with ``first_message_tokens`` and
-    ``output_items_per_turn`` broadcasting against them.
+    ``output_items_per_turn`` broadcasting against them.  ``parallel_calls``
+    (per turn; None: one each) are the function calls of each turn: each adds a
+    call item to the turn's output and an output item to the next turn's input.
     """
     turns_per_rollout = calls.astype(np.int64) + 1
     offsets = np.concatenate([[0], np.cumsum(turns_per_rollout)])
@@ -105,14 +123,22 @@ def history(
     added_before_turn = before - before[..., starts]
     new_tokens = np.where(turn_index == 0, first_message_tokens, _shift(tool_output_tokens))
     context = first_message_tokens + added_before_turn
+    if parallel_calls is None:
+        items_new = np.ones(offsets[-1])
+        context_items = 1.0 + turn_index * (output_items_per_turn + 1.0)
+    else:
+        items_new = np.where(turn_index == 0, 1.0, _shift(parallel_calls))
+        added_items = output_items_per_turn - 1.0 + 2.0 * parallel_calls
+        items_before = np.cumsum(added_items, axis=-1) - added_items
+        context_items = 1.0 + items_before - items_before[..., starts]
     return {
         "offsets": offsets,
         "turn_index": turn_index.astype(float),
         "is_last": is_last,
         "new_tokens": new_tokens,
         "prior_tokens": context - new_tokens,
-        "items_new": np.ones(offsets[-1]),
-        "context_items": 1.0 + turn_index * (output_items_per_turn + 1.0),
+        "items_new": items_new,
+        "context_items": context_items,
     }
 
 
