@@ -20,16 +20,17 @@ from sim.engine.analytic import expect
 from sim.engine.streams import BLOCK_ROLLOUTS
 from sim.engine.transports import Transport
 
-BLOCK_BYTES_PER_TURN = 1_200
-"""A drawn block's per-turn arrays: draws, work and costs of both variants (measured 930)."""
+BLOCK_BYTES_PER_TURN = 1_600
+"""A drawn block's per-turn arrays: draws, work and costs of both variants (measured 1,260
+on codex-spark over WebSocket)."""
 IN_FLIGHT_BYTES = 4_096
 """A fleet rollout under way: its SimPy process, its connection and its events."""
 RECORD_BYTES_PER_ROLLOUT = 2 * 22 * 8
 """A rollout's 22 recorded numbers, twice while the blocks' records are joined."""
 RECORD_BYTES_PER_TURN = 2 * 8
 """A turn's recorded TTFT (for percentiles), twice while joined."""
-TRACE_BYTES_PER_TURN = 12_000
-"""A traced turn: its row, its trace events and their JSON text (measured 9,700)."""
+TRACE_BYTES_PER_TURN = 15_000
+"""A traced turn: its row, its trace events and their JSON text (measured 11,700)."""
 ANALYTIC_BYTES_PER_TURN = 256
 """The analytic engine, per point and turn of the longest rollout (measured 157)."""
 ANALYTIC_GRID_BYTES = 64 * 2**20
