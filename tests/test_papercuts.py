@@ -20,6 +20,7 @@ import pytest
 from support import CliResult
 
 from models.loading import load_scenario
+from sim import api
 from sim.analysis.results import Comparison, RunResult
 from sim.analysis.verdict import verdict
 from sim.sweep.execute import run_sweep
@@ -99,6 +100,16 @@ def test_overrides_and_the_scenario_hash_are_in_the_header_and_the_json(cli: Cli
     assert data["scenario_hash"] in header and "--set network.rtt_ms=120" in header
     shown = cli("show", "codex-spark", "--resolved", "--set", "network.rtt_ms=120").stdout
     assert shown.splitlines()[0] == f"# scenario hash: {data['scenario_hash']} (seed aside)"
+
+
+def test_load_points_record_the_overrides_in_the_json_and_the_api(cli: Cli) -> None:
+    args = ("load", "codex-spark:ws", "--agents", "1,10", "--engine", "analytic")
+    points = json.loads(cli(*args, "--set", "network.rtt_ms=120", "--json").stdout)["points"]
+    assert [p["overrides"] for p in points] == [["network.rtt_ms=120"]] * 2
+    plain = json.loads(cli(*args, "--json").stdout)["points"]
+    assert [p["overrides"] for p in plain] == [[], []]
+    curve = api.load_curve("codex-spark:ws", agents=[10], overrides={"network.rtt_ms": 120})
+    assert [r.overrides for r in curve.points] == [("network.rtt_ms=120",)]
 
 
 def test_the_same_scenario_by_file_or_by_override_has_one_hash(cli: Cli, tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ examples run in the test suite.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -154,10 +154,13 @@ def load_curve(
     spec, base = _target(target, transport, overrides, seed)
     points = load_scenarios(base, agents, rates)
     if parse_engine(engine) is Engine.ANALYTIC:
-        return LoadCurve(analytic_points(spec.text, points, spec.transport))
-    return LoadCurve(
-        [fleet_result(spec.text, p, spec.transport, run_fleet(p, spec.transport)) for p in points]
-    )
+        results = analytic_points(spec.text, points, spec.transport)
+    else:
+        results = [
+            fleet_result(spec.text, p, spec.transport, run_fleet(p, spec.transport)) for p in points
+        ]
+    recorded = tuple(assignments(overrides))
+    return LoadCurve([replace(result, overrides=recorded) for result in results])
 
 
 def capacity(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 import click
 from rich import box
@@ -89,9 +90,9 @@ def load(
         finally:
             # Points already simulated are printed even when a later one fails or is interrupted.
             if results:
-                print_points(spec, results, as_json)
+                print_points(spec, results, as_json, sets)
         return
-    print_points(spec, results, as_json)
+    print_points(spec, results, as_json, sets)
 
 
 def point_label(scenario: Scenario) -> str:
@@ -102,8 +103,10 @@ def point_label(scenario: Scenario) -> str:
     return f"{load.rollouts_per_s:g} rollouts/s"
 
 
-def print_points(spec: str, results: list[RunResult], as_json: bool) -> None:
-    """The load points as one JSON object or as a table with its notes."""
+def print_points(spec: str, results: list[RunResult], as_json: bool, sets: tuple[str, ...]) -> None:
+    """The load points as one JSON object or as a table with its notes; ``sets`` are the
+    overrides applied to every point."""
+    results = [replace(result, overrides=sets) for result in results]
     if as_json:
         payload = {
             "spec": spec,
