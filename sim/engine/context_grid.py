@@ -120,11 +120,16 @@ def _growth_cells(output: Any, tool_output: Any, h: float) -> tuple[np.ndarray, 
 
 
 def _cells(distribution: Any, h: float) -> tuple[np.ndarray, np.ndarray]:
-    """P(X in cell i) and E[X; cell i] for cells [i h, (i + 1) h), the tail in the last."""
+    """P(X in cell i) and E[X; cell i] for cells [i h, (i + 1) h), the tail in the last.
+
+    The grid stops at ``CELLS`` cells, the threshold's share: a growth past it compacts
+    whatever the history, so the tail needs only its probability and its partial
+    expectation (exact), not its position.
+    """
     high = h
-    while distribution.survival(high) > TAIL:
+    while distribution.survival(high) > TAIL and high < CELLS * h:
         high *= 2
-    edges = np.arange(int(np.ceil(high / h)) + 1) * h
+    edges = np.arange(min(int(np.ceil(high / h)), CELLS) + 1) * h
     survival = np.asarray(distribution.survival(edges), dtype=float)
     survival[0] = 1.0
     mass = survival[:-1] - survival[1:]
