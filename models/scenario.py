@@ -272,6 +272,13 @@ class Connection(Section):
         "continuation fails with previous_response_not_found and the client resends all",
         "FACTS: server contract",
     )
+    reuse_across_rollouts: Bool = param(
+        "an agent keeps its connection (the WebSocket, or the HTTP keep-alive) from one "
+        "rollout to its next, load.think_time_s apart, so lifetime, drops and the idle "
+        "timeout count over its whole session; false: every rollout opens its own",
+        "assumption: the SDK's client and its WebSocket outlive one task (FACTS: a "
+        "connection lives up to 60 minutes); false keeps one rollout alone",
+    )
 
 
 class Scenario(Section):

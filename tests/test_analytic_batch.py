@@ -52,7 +52,8 @@ PARALLEL_CALLS = {"kind": "empirical", "values": [1, 2, 3], "weights": [2, 1, 1]
 
 def varied_points() -> list[Scenario]:
     """Points that exercise every path: supports, switches, rotation, drops, the excess,
-    parallel calls, tools started on the call item, server errors, compaction."""
+    parallel calls, tools started on the call item, server errors, compaction, connections
+    kept across rollouts."""
     base = raw_scenario("codex-spark")
     calls: list[Any] = [0, 1, 20, {"kind": "empirical", "values": [3, 9, 12], "weights": [1, 2, 1]}]
     decode: list[Any] = [65.0, {"kind": "lognormal", "median": 900.0, "sigma": 0.3}]
@@ -78,6 +79,7 @@ def varied_points() -> list[Scenario]:
             "retries.server_error_prob": 0.0 if config_cache else 0.05,
             "compaction.threshold_tokens": 16000.0 if rtt == 5.0 and parallel == 3.0 else 0.0,
             "compaction.summary_tokens": 1000.0,
+            "connection.reuse_across_rollouts": count == 1,
             "compaction.tool_output_cap_tokens": 2000.0 if store else 0.0,
         }
         points.append(point_scenario(base, assignments))

@@ -53,6 +53,7 @@ UNITLESS = frozenset(
         *("name", "description", "seed", "hardware", "store", "config_cache", "tools"),
         *("weight", "kind", "residency", "eviction", "http_routing", "ws_routing"),
         "tool_starts_on_call_item",
+        "reuse_across_rollouts",
     }
 )
 """Fields without a unit: labels, flags, the seed, a tool list, relative weights and

@@ -87,14 +87,13 @@ def _expect_compacting(columns: Any, transport: Transport, resident: float | Non
     sums, count, cold = compacting_sums(
         columns, transport, resident_share(columns, draws, transport, resident)
     )
-    later = count.index >= 1
     no = np.zeros(columns.points, dtype=bool)
     residency = columns.kv_cache.residency[:, 0] > 0
     flags = _approximations(transport, cold, no, draws.parallel, ~no, residency)
     return Expectations(
         stage_s=sums[:, : len(STAGES)],
         turns=count.turns,
-        cold_turns=1.0 + total(np.where(later, count.reach * cold.probability, 0.0)),
+        cold_turns=_cold_turn_count(count, cold),
         ttft_sum_s=sums[:, TTFT],
         api_cpu_s=sums[:, API_CPU],
         safety_cpu_s=sums[:, SAFETY_CPU],
@@ -135,7 +134,6 @@ def _expect_uncompacted(columns: Any, transport: Transport, resident: float | No
     )
     cold = _cold_turns(columns, draws, count, transport, quantities, excess)
     sums = rollout_sum(quantities, count, cold.probability) + _later_excess(count, cold, excess)
-    later = count.index >= 1
     no = np.zeros(columns.points, dtype=bool)
     residency = columns.kv_cache.residency[:, 0] > 0
     approximations = _approximations(
@@ -144,7 +142,7 @@ def _expect_uncompacted(columns: Any, transport: Transport, resident: float | No
     return Expectations(
         stage_s=sums[:, : len(STAGES)],
         turns=count.turns,
-        cold_turns=1.0 + total(np.where(later, count.reach * cold.probability, 0.0)),
+        cold_turns=_cold_turn_count(count, cold),
         ttft_sum_s=sums[:, TTFT],
         api_cpu_s=sums[:, API_CPU],
         safety_cpu_s=sums[:, SAFETY_CPU],
@@ -152,6 +150,12 @@ def _expect_uncompacted(columns: Any, transport: Transport, resident: float | No
         uncached_prompt_tokens=sums[:, UNCACHED],
         approximations=approximations,
     )
+
+
+def _cold_turn_count(count: TurnCount, cold: ColdTurns) -> np.ndarray:
+    """Expected connections per rollout: turn 0's, plus every later turn's it reaches."""
+    later = np.where(count.index >= 1, count.reach * cold.probability, 0.0)
+    return cold.probability[:, 0] + total(later)
 
 
 def _quantities(
@@ -214,6 +218,7 @@ def _approximations(
     flags = (
         (Approximation.CONNECTION_LOSS, cold.from_durations & transport.is_websocket),
         (Approximation.ROTATION_GRID, cold.on_grid),
+        (Approximation.SESSION_CONNECTION, cold.session & transport.is_websocket),
         (Approximation.PARALLEL_EXCESS, excess),
         (Approximation.PREFIX_RESIDENCY, resident),
         (Approximation.PARALLEL_TOOLS, parallel),

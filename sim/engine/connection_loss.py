@@ -1,6 +1,9 @@
 """Whether a turn starts on a new connection: P(turn k is cold | the rollout reaches it).
 
-Every rollout opens its own connection, so turn 0 is cold.
+Every rollout opens its own connection, so turn 0 is cold, unless the agent
+keeps its connection across rollouts (``connection.reuse_across_rollouts``):
+then HTTP's turn 0 is cold when the think time exceeds the idle timeout, and
+a WebSocket's age is that of a session (``sim.engine.session_connection``).
 
 **HTTP keep-alive** (exact): turn k >= 1 is cold when the idle gap before it,
 the tool time of turn k - 1, exceeds ``client.keepalive_idle_s``.
@@ -33,9 +36,10 @@ from typing import Any
 import numpy as np
 
 from sim.engine.age_grid import grid_cold_probability
-from sim.engine.columns import ObjectColumn
+from sim.engine.columns import ObjectColumn, take_points
 from sim.engine.expected_draws import ExpectedDraws
 from sim.engine.layout import TurnCount, total
+from sim.engine.session_connection import session_cold_probability
 from sim.engine.turn_time import DecodeTime, cumulants
 
 ROTATION_BOUND = 1e-6
@@ -52,6 +56,8 @@ class ColdTurns:
     """Per point: it depends on the distribution of turn durations (drops or rotation)."""
     on_grid: np.ndarray
     """Per point: rotation was possible, so the connection's age was followed on a grid."""
+    session: np.ndarray
+    """Per point: the connection is kept over a session, its age that of a stationary renewal."""
 
 
 def keep_alive(columns: Any, draws: ExpectedDraws, count: TurnCount) -> ColdTurns:
@@ -59,9 +65,13 @@ def keep_alive(columns: Any, draws: ExpectedDraws, count: TurnCount) -> ColdTurn
     expired = draws.tool_time_s.map_with(
         lambda mix, idle_s: mix.survival(idle_s), columns.client.keepalive_idle_s
     )
-    probability = np.where(count.index == 0, 1.0, expired)
+    think_expired = columns.load.think_time_s.map_with(
+        lambda law, idle_s: law.survival(idle_s), columns.client.keepalive_idle_s
+    )
+    first = np.where(columns.connection.reuse_across_rollouts > 0, think_expired, 1.0)
+    probability = np.where(count.index == 0, first, expired)
     no = np.zeros(columns.points, dtype=bool)
-    return ColdTurns(probability, from_durations=no, on_grid=no)
+    return ColdTurns(probability, from_durations=no, on_grid=no, session=no)
 
 
 def websocket(
@@ -81,7 +91,9 @@ def websocket(
     )
     noise = ObjectColumn.zip(decode, draws.tool_time_s)
     steps = np.count_nonzero(count.reach[:, 1:] > 0, axis=1)
-    on_grid = _rotation_bound(noise, steps, cold_s, warm_s, lifetime_s) > ROTATION_BOUND
+    session = columns.connection.reuse_across_rollouts[:, 0] > 0
+    rotations = _rotation_bound(noise, steps, cold_s, warm_s, lifetime_s)
+    on_grid = ~session & (rotations > ROTATION_BOUND)
     # Without drops nothing is lost between turns: exactly 1, not a quadrature's 1 - 1e-16.
     random_part = decode.map_with(_laplace, drops_per_s) * draws.tool_time_s.map_with(
         _laplace, drops_per_s
@@ -100,7 +112,22 @@ def websocket(
             cold_s[point, :n],
             warm_s[point, :n],
         )
-    return ColdTurns(probability, from_durations=(drops_per_s[:, 0] > 0) | on_grid, on_grid=on_grid)
+    if session.any():
+        rows = np.flatnonzero(session)
+        probability[rows] = session_cold_probability(
+            take_points(columns, rows),
+            decode.take(rows),
+            draws.tool_time_s.take(rows),
+            TurnCount(count.reach[rows], count.last[rows]),
+            cold_s[rows],
+            warm_s[rows],
+        )
+    return ColdTurns(
+        probability,
+        from_durations=(drops_per_s[:, 0] > 0) | on_grid,
+        on_grid=on_grid,
+        session=session,
+    )
 
 
 def affine_scan(offset: np.ndarray, slope: np.ndarray) -> np.ndarray:

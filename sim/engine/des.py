@@ -111,11 +111,20 @@ class Simulation:
             )
         return self.blocks[index]
 
-    def rollouts(self, indices: Iterable[int]) -> Generator[simpy.Event, Any, None]:
-        """One agent without contention runs rollouts one after another, turn by turn."""
+    def rollouts(
+        self, indices: Iterable[int], think: np.random.Generator | None = None
+    ) -> Generator[simpy.Event, Any, None]:
+        """One agent without contention runs rollouts one after another, turn by turn.
+
+        With ``think`` (a stream of pauses) the rollouts are one session: they share the
+        agent's connection and are ``load.think_time_s`` apart.
+        """
         env, timeout = self.env, self.env.timeout
-        for index in indices:
-            block, local, measured, connection = self._begin(index)
+        session = self.session_connection()
+        for position, index in enumerate(indices):
+            if think is not None and position > 0:
+                yield timeout(float(self.scenario.load.think_time_s.sample(think, 1)[0]))
+            block, local, measured, connection = self._begin(index, session)
             if self.residency is not None:
                 yield from self.residency.one_agent(env, block, local, index, connection)
                 self._end(block, local, measured)
@@ -138,12 +147,19 @@ class Simulation:
                     yield timeout(tool_s[turn])
             self._end(block, local, measured)
 
-    def fleet_rollout(self) -> Generator[simpy.Event, Any, None]:
-        """The next rollout of a fleet, contending for the pools, turn by turn."""
+    def session_connection(self) -> Connection | None:
+        """The connection an agent keeps across its rollouts, if it keeps one."""
+        if not self.scenario.connection.reuse_across_rollouts:
+            return None
+        return new_connection(self.scenario, self.transport, self.faults)
+
+    def fleet_rollout(self, session: Connection | None = None) -> Generator[simpy.Event, Any, None]:
+        """The next rollout of a fleet, contending for the pools, turn by turn; on the
+        agent's ``session`` connection when given, else on a new one."""
         env = self.env
         index = self.next_rollout
         self.next_rollout += 1
-        block, local, measured, connection = self._begin(index)
+        block, local, measured, connection = self._begin(index, session)
         cold_flag, start_at_s = block.cold_flag, block.start_at_s
         record_starts = self.record_starts
         first, end = block.offsets[local], block.offsets[local + 1]
@@ -178,7 +194,7 @@ class Simulation:
             self.residency.close(index)
         self._end(block, local, measured)
 
-    def _begin(self, index: int) -> tuple[Block, int, bool, Connection]:
+    def _begin(self, index: int, session: Connection | None) -> tuple[Block, int, bool, Connection]:
         block_index, local = divmod(index, BLOCK_ROLLOUTS)
         block = self.block(block_index)
         now_s = self.env.now
@@ -188,7 +204,9 @@ class Simulation:
             self.measured_in_flight += 1
         block.started_at_s[local] = now_s
         self.in_system.change(+1)
-        return block, local, measured, new_connection(self.scenario, self.transport, self.faults)
+        if session is None:
+            session = new_connection(self.scenario, self.transport, self.faults)
+        return block, local, measured, session
 
     def _end(self, block: Block, local: int, measured: bool) -> None:
         block.ended_at_s[local] = self.env.now

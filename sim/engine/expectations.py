@@ -18,6 +18,9 @@ class Approximation(StrEnum):
     each request at its expected value."""
     ROTATION_GRID = "rotation_grid"
     """The connection's age followed on a lattice (rotation possible within a rollout)."""
+    SESSION_CONNECTION = "session_connection"
+    """A WebSocket kept across rollouts: its age at each request from the stationary
+    renewal of its life (``sim.engine.session_connection``)."""
     PARALLEL_EXCESS = "parallel_excess"
     """The parallel-safety excess with prior tokens as a log-normal, by quadrature."""
     PREFIX_RESIDENCY = "prefix_residency"

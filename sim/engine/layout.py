@@ -165,12 +165,15 @@ def rollout_sum(probes: np.ndarray, count: TurnCount, cold: np.ndarray) -> np.nd
 
     ``probes`` has shape (points, probes, quantities) for the cold and the warm
     variant stacked on a leading axis of 2; ``cold`` is P(turn k is cold | it
-    is reached), shape (points, turns), 1 at turn 0.  Returns (points, quantities).
+    is reached), shape (points, turns); 1 at turn 0 unless the agent keeps its
+    connection across rollouts.  Returns (points, quantities).
     """
     cold_probes, warm_probes = probes
-    first = cold_probes[:, FIRST] + count.last[:, :1] * (
-        cold_probes[:, FIRST_LAST] - cold_probes[:, FIRST]
+    first_cold, first_warm = (
+        variant[:, FIRST] + count.last[:, :1] * (variant[:, FIRST_LAST] - variant[:, FIRST])
+        for variant in probes
     )
+    first = first_cold + (1.0 - cold[:, :1]) * (first_warm - first_cold)
     later = count.index >= 1
     steps = np.maximum(count.index - 1, 0)
     out = first

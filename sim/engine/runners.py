@@ -36,7 +36,9 @@ def simulate(
     """One agent runs ``rollouts`` rollouts back to back, without contention.
 
     Each block of rollouts runs in its own environment with its own stream of
-    connection faults, so a rollout does not depend on how many are run.
+    connection faults, so a rollout does not depend on how many are run.  With
+    ``connection.reuse_across_rollouts`` a block is one session of the agent:
+    its rollouts run in order on one connection, ``load.think_time_s`` apart.
     """
     parts = []
     for block_index, first in enumerate(range(0, rollouts, BLOCK_ROLLOUTS)):
@@ -60,7 +62,12 @@ def _one_block(
     sim = Simulation(scenario, transport, 0, (0.0, np.inf), False, faults, routing)
     block = sim.block(block_index, count)
     first = block_index * BLOCK_ROLLOUTS
-    sim.env.process(sim.rollouts(range(first, first + count)))
+    think = (
+        stream(scenario.seed, block_index, Draw.THINK_TIME)
+        if scenario.connection.reuse_across_rollouts
+        else None
+    )
+    sim.env.process(sim.rollouts(range(first, first + count), think))
     sim.env.run()
     every = np.ones(count, dtype=bool)
     return reduce_block(scenario, transport, block, every, every if keep_turns else None)
@@ -126,9 +133,10 @@ class _Fleet:
         sim, load = self.sim, self.scenario.load
         env = sim.env
         yield env.timeout(self.arrivals.uniform(0.0, load.start_stagger_s))
+        session = sim.session_connection()
         while True:
             self._note_first_measured()
-            yield from sim.fleet_rollout()
+            yield from sim.fleet_rollout(session)
             yield env.timeout(float(load.think_time_s.sample(self.arrivals, 1)[0]))
 
     def _open_arrivals(self) -> Generator[simpy.Event, Any, None]:

@@ -34,6 +34,8 @@ class Draw(IntEnum):
     SERVER_ERRORS = 11
     RETRY_JITTER = 12
     ROUTING = 13
+    THINK_TIME = 14
+    """The single agent's pauses between rollouts when it keeps its connection."""
 
 
 def stream(seed: int, block: int, kind: Draw, replication: int = 0) -> np.random.Generator:
