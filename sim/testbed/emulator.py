@@ -36,8 +36,13 @@ from sim.testbed.work import failed_lookup_work, request_work
 Emit = Callable[[Event], Awaitable[None]]
 
 _SERVER_GROUPS = {"api", "safety", "inference"}
+_CLIENTS_OWN = {Stage.COMPACT}
+"""Server-side work the client asks for as a request of its own: a compaction request is
+not a phase of the turn's request (the testbed's scenarios do not compact)."""
 SERVER_PHASES: tuple[Phase, ...] = tuple(
-    p for p in PHASES if any(stage.group.value in _SERVER_GROUPS for stage in p.stages)
+    p
+    for p in PHASES
+    if any(s.group.value in _SERVER_GROUPS and s not in _CLIENTS_OWN for s in p.stages)
 )
 """The phases the server runs (the client builds, connects, uploads and downloads itself)."""
 
