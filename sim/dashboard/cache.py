@@ -111,32 +111,20 @@ def sweep_results(path: str, parts: int) -> SweepResults:
     return SweepResults.load(path)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def sweep_png(
+@st.cache_data(show_spinner=False, max_entries=128)
+def sweep_image(
     source: str,
     _results: SweepResults,
     choice: tuple[str, str | None, str, str | None],
     where: tuple[tuple[str, Any], ...],
     transports: tuple[str, ...],
+    image_format: str,
 ) -> bytes:
-    """A sweep figure as PNG, drawn once per source and choice (kind, x, metric, hue)."""
+    """A sweep figure as ``image_format`` (png, svg), drawn once per source, choice (kind, x,
+    metric, hue) and format."""
     kind, x, y, hue = choice
     figure = sweeps.sweep_figure(_results, kind, x, y, hue, dict(where), transports)
-    return sweeps.png_bytes(figure)
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def sweep_svg(
-    source: str,
-    _results: SweepResults,
-    choice: tuple[str, str | None, str, str | None],
-    where: tuple[tuple[str, Any], ...],
-    transports: tuple[str, ...],
-) -> bytes:
-    """The same sweep figure as SVG."""
-    kind, x, y, hue = choice
-    figure = sweeps.sweep_figure(_results, kind, x, y, hue, dict(where), transports)
-    return sweeps.svg_bytes(figure)
+    return sweeps.png_bytes(figure) if image_format == "png" else sweeps.svg_bytes(figure)
 
 
 def requested(key: str, clicked: bool) -> bool:

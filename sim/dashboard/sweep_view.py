@@ -6,7 +6,7 @@ import streamlit as st
 
 from models.errors import ScenarioError
 from sim.dashboard import downloads, sweeps
-from sim.dashboard.cache import sweep_png, sweep_results, sweep_svg
+from sim.dashboard.cache import sweep_image, sweep_results
 from sim.sweep.labels import default_metric
 from sim.sweep.results_table import Results as SweepResults
 
@@ -60,7 +60,7 @@ def sweep_view() -> None:
             where[axis] = st.select_slider(f"{axis} (fixed)", values, key=f"where:{axis}")
     choice, fixed = (kind, x, y, hue), tuple(where.items())
     try:
-        png = sweep_png(key, results, choice, fixed, chosen)
+        png = sweep_image(key, results, choice, fixed, chosen, "png")
     except ScenarioError as error:
         st.error(str(error))
         return
@@ -70,7 +70,10 @@ def sweep_view() -> None:
         "-".join(filter(None, [results.name, kind, y, x, hue])),
         {
             ".png": ("image/png", lambda: png),
-            ".svg": ("image/svg+xml", lambda: sweep_svg(key, results, choice, fixed, chosen)),
+            ".svg": (
+                "image/svg+xml",
+                lambda: sweep_image(key, results, choice, fixed, chosen, "svg"),
+            ),
         },
     )
 

@@ -90,17 +90,7 @@ def _expect_compacting(columns: Any, transport: Transport, resident: float | Non
     no = np.zeros(columns.points, dtype=bool)
     residency = columns.kv_cache.residency[:, 0] > 0
     flags = _approximations(transport, cold, no, draws.parallel, ~no, residency)
-    return Expectations(
-        stage_s=sums[:, : len(STAGES)],
-        turns=count.turns,
-        cold_turns=_cold_turn_count(count, cold),
-        ttft_sum_s=sums[:, TTFT],
-        api_cpu_s=sums[:, API_CPU],
-        safety_cpu_s=sums[:, SAFETY_CPU],
-        cached_prompt_tokens=sums[:, CACHED],
-        uncached_prompt_tokens=sums[:, UNCACHED],
-        approximations=flags,
-    )
+    return _expectations(sums, count, cold, flags)
 
 
 def resident_share(
@@ -139,6 +129,16 @@ def _expect_uncompacted(columns: Any, transport: Transport, resident: float | No
     approximations = _approximations(
         transport, cold, excess.approximate, draws.parallel, no, residency
     )
+    return _expectations(sums, count, cold, approximations)
+
+
+def _expectations(
+    sums: np.ndarray,
+    count: TurnCount,
+    cold: ColdTurns,
+    approximations: tuple[tuple[str, ...], ...],
+) -> Expectations:
+    """The results of per-rollout sums (points, QUANTITIES), either path's."""
     return Expectations(
         stage_s=sums[:, : len(STAGES)],
         turns=count.turns,
