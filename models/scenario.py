@@ -20,6 +20,7 @@ from models.fields import Section, param
 from models.fleet import Capacity, Load
 from models.hardware import hardware_profiles
 from models.kv_cache import KvCache
+from models.rate_limit import RateLimit
 from models.retries import Retries
 from models.strict import Bool, Float, Int
 from models.workload import Workload
@@ -208,6 +209,7 @@ class Scenario(Section):
     kv_cache: KvCache
     connection: Connection
     retries: Retries
+    rate_limit: RateLimit
     compaction: Compaction
     load: Load
     capacity: Capacity

@@ -14,9 +14,10 @@ from models.scenario_hash import scenario_hash
 from models.stages import POOLS, STAGE_COLUMN, Stage
 from sim.analysis.fleet_demand import FleetDemand, fleet_demand
 from sim.analysis.fleet_model import FleetPoint, closed_curve, open_point
-from sim.analysis.fleet_results import FleetStats, MeanCi
+from sim.analysis.fleet_results import FleetStats, MeanCi, RateLimited
 from sim.analysis.fleet_summary import load_point, offered_load, overload
 from sim.analysis.metrics import Metric
+from sim.analysis.rate_limit_model import overload_reason
 from sim.analysis.results import Latency, RunResult
 from sim.engine.transports import Transport
 
@@ -62,7 +63,12 @@ def _result(
     offered = offered_load(scenario, transport) if scenario.load.kind == "open" else None
     reason = None
     if not point.stable:
-        why = overload(offered) or "decode stretched by the batch saturates the inference slots"
+        cap_reason = overload_reason(demand.rate_cap, scenario.load.rollouts_per_s)
+        why = (
+            cap_reason
+            or overload(offered)
+            or "decode stretched by the batch saturates the inference slots"
+        )
         reason = f"{why} (means are not reported)"
     stats = FleetStats(
         load_point(scenario), 0, ANALYTIC_METHOD, point.stable, offered, reason, None, True
@@ -82,6 +88,7 @@ def _result(
     budget = {stage: float(e.stage_s[STAGE_COLUMN[stage]]) for stage in Stage}
     budget[Stage.QUEUE] = sum(point.path_wait_s.values())
     budget[Stage.DECODE] = point.decode_s
+    budget[Stage.RETRY] += point.rate_limit_wait_s
     turns_per_s = point.rollouts_per_s * e.turns
     stats = replace(
         stats,
@@ -96,6 +103,7 @@ def _result(
         mean_queue_length=dict(point.queue_length),
         wait_s_per_turn={pool: point.path_wait_s[pool] / e.turns for pool in POOLS},
         mean_rollouts_in_system=point.in_system,
+        rate_limit=_rate_limited(scenario, point, e.turns),
     )
     return RunResult(
         **head,
@@ -108,4 +116,13 @@ def _result(
         reconnects_per_rollout=e.cold_turns,
         prefix_cache_hit_rate=e.prefix_cache_hit_rate,
         fleet=stats,
+    )
+
+
+def _rate_limited(scenario: Scenario, point: FleetPoint, turns: float) -> RateLimited | None:
+    if not scenario.rate_limit.limits:
+        return None
+    per_minute = point.rollouts_per_s * turns * 60.0 / scenario.rate_limit.organizations
+    return RateLimited(
+        MeanCi(per_minute, None), point.refused_per_request, point.rate_limit_wait_s / turns
     )

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from models.scenario import Scenario
 from models.stages import POOLS, STAGE_COLUMN, Pool, Side, Stage
 from sim.analysis.fleet_residency import fleet_history_resident
+from sim.analysis.rate_limit_model import RateCap, rate_cap
 from sim.engine.analytic import Expectation, expect
 from sim.engine.plan import JOINED_SIDES, PHASES
 from sim.engine.transports import Transport
@@ -84,6 +85,8 @@ class FleetDemand:
     replicas: int
     streams_per_replica: int
     slowdown_per_stream: float
+    rate_cap: RateCap | None = None
+    """What the organizations' rate limits admit (None: no limit)."""
 
     @property
     def turns(self) -> float:
@@ -195,4 +198,5 @@ def fleet_demand(scenario: Scenario, transport: Transport) -> FleetDemand:
         replicas=c.inference_replicas,
         streams_per_replica=c.streams_per_replica,
         slowdown_per_stream=c.decode_slowdown_per_stream,
+        rate_cap=rate_cap(scenario, e),
     )

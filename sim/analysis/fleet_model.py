@@ -29,13 +29,15 @@ model), so a pool's wait splits over its visits by count.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from bisect import bisect_right
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from models.stages import POOLS, Pool
 from sim.analysis.fleet_demand import FleetDemand
 from sim.analysis.queueing import MvaRows, closed_mva, erlang_c, mmc_wait_s
+from sim.analysis.rate_limit_model import overload_reason
 
 _SAFETY, _INFERENCE = POOLS.index(Pool.SAFETY), POOLS.index(Pool.INFERENCE)
 _FIXED_POINT_STEPS = 200
@@ -64,6 +66,10 @@ class FleetPoint:
     decode_s: float
     """Decode seconds per rollout, stretched by the batch."""
     stable: bool = True
+    rate_limit_wait_s: float = 0.0
+    """Seconds per rollout spent refused by the rate limits (in the retry stage)."""
+    refused_per_request: float = 0.0
+    """429 answers per admitted request."""
 
     @property
     def in_system(self) -> float:
@@ -162,9 +168,10 @@ class _Network:
 
 
 def closed_curve(demand: FleetDemand, max_agents: int) -> list[FleetPoint]:
-    """The fleet at every population 1 .. ``max_agents`` (exact multi-server MVA)."""
+    """The fleet at every population 1 .. ``max_agents`` (exact multi-server MVA), capped by
+    the rate limits (``sim.analysis.rate_limit_model``)."""
     net = _Network(demand)
-    return [
+    curve = [
         net.point(
             step.population,
             step.throughput_per_s,
@@ -174,6 +181,31 @@ def closed_curve(demand: FleetDemand, max_agents: int) -> list[FleetPoint]:
         )
         for step in closed_mva(net.queueing_servers, max_agents, net.demand_s, net.cycle_s)
     ]
+    cap = demand.rate_cap
+    if cap is None or curve[-1].rollouts_per_s <= cap.rollouts_per_s:
+        return curve
+    # Throughput rises with the population: the last point under the cap is what the
+    # pools see at every population above it, whose other agents wait refused.
+    under = bisect_right([p.rollouts_per_s for p in curve], cap.rollouts_per_s)
+    base = curve[max(under, 1) - 1]
+    scale = cap.rollouts_per_s / base.rollouts_per_s
+    turns = demand.turns
+    for index in range(under, len(curve)):
+        agents = index + 1
+        e2e_s = max(base.e2e_s, agents / cap.rollouts_per_s - demand.think_s)
+        wait_s = e2e_s - base.e2e_s
+        curve[index] = replace(
+            base,
+            agents=agents,
+            rollouts_per_s=cap.rollouts_per_s,
+            e2e_s=e2e_s,
+            ttft_s=base.ttft_s + wait_s / turns,
+            utilization={p: u * scale for p, u in base.utilization.items()},
+            queue_length={p: q * scale for p, q in base.queue_length.items()},
+            rate_limit_wait_s=wait_s,
+            refused_per_request=wait_s / turns / cap.attempt_s,
+        )
+    return curve
 
 
 def open_point(demand: FleetDemand, rollouts_per_s: float) -> FleetPoint:
@@ -182,6 +214,8 @@ def open_point(demand: FleetDemand, rollouts_per_s: float) -> FleetPoint:
     net = _Network(demand)
     rate = rollouts_per_s
     demand_s = net.base_s.copy()
+    if overload_reason(demand.rate_cap, rate) is not None:
+        return _unstable(net, rate, demand_s)
     for _ in range(_FIXED_POINT_STEPS):
         stretched = net.base_s[_INFERENCE] + float(net.stretch_s(rate * demand_s[_INFERENCE]))
         converged = abs(stretched - demand_s[_INFERENCE]) <= 1e-12 * stretched

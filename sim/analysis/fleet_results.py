@@ -48,6 +48,25 @@ class MeanCi:
 
 
 @dataclass(frozen=True)
+class RateLimited:
+    """What the organizations' rate limits did at one load point."""
+
+    admitted_requests_per_min: MeanCi
+    """Requests admitted per minute per organization."""
+    refused_per_request: float
+    """429 answers per admitted request."""
+    wait_s_per_turn: float
+    """Seconds per turn spent refused: the 429s' round trips and retry-afters."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            Metric.ADMITTED_REQUESTS_PER_MIN.value: self.admitted_requests_per_min.to_json(),
+            Metric.REFUSED_PER_REQUEST.value: self.refused_per_request,
+            Metric.RATE_LIMIT_WAIT_S_PER_TURN.value: self.wait_s_per_turn,
+        }
+
+
+@dataclass(frozen=True)
 class FleetStats:
     """A fleet load point: how it was loaded, whether it is stable, what the pools did."""
 
@@ -68,6 +87,8 @@ class FleetStats:
     mean_queue_length: dict[Pool, float] | None = None
     wait_s_per_turn: dict[Pool, float] | None = None
     mean_rollouts_in_system: float | None = None
+    rate_limit: RateLimited | None = None
+    """None without a rate limit."""
 
     def head_json(self) -> dict[str, Any]:
         offered = None
@@ -91,4 +112,5 @@ class FleetStats:
             Metric.MEAN_QUEUE_LENGTH.value: {p.value: self.mean_queue_length[p] for p in POOLS},
             Metric.WAIT_S_PER_TURN.value: {p.value: self.wait_s_per_turn[p] for p in POOLS},
             Metric.MEAN_ROLLOUTS_IN_SYSTEM.value: self.mean_rollouts_in_system,
+            Metric.RATE_LIMIT.value: None if self.rate_limit is None else self.rate_limit.to_json(),
         }

@@ -18,12 +18,13 @@ from models.scenario import Scenario
 from models.scenario_hash import scenario_hash
 from models.stages import POOLS, STAGE_COLUMN, Pool, Stage
 from sim.analysis.fleet_demand import fleet_demand
-from sim.analysis.fleet_results import FleetStats, LoadPoint, MeanCi
+from sim.analysis.fleet_results import FleetStats, LoadPoint, MeanCi, RateLimited
 from sim.analysis.metrics import Metric
+from sim.analysis.rate_limit_model import overload_reason
 from sim.analysis.results import Estimate, Latency, RunResult
 from sim.analysis.stats import log_t_interval, t_interval
 from sim.analysis.warmup import steady_state
-from sim.engine.records import concatenate
+from sim.engine.records import RolloutRecords, concatenate
 from sim.engine.replication import Replication
 from sim.engine.runners import simulate_fleet
 from sim.engine.transports import Transport
@@ -111,6 +112,7 @@ def fleet_result(
             for pool in POOLS
         },
         mean_rollouts_in_system=float(np.mean([r.mean_in_system for r in replications])),
+        rate_limit=_rate_limited(scenario, replications, pooled),
     )
     budget = pooled.stage_s.mean(axis=0)
     return RunResult(
@@ -173,7 +175,8 @@ def _stability(
     if scenario.load.kind == "closed":
         return True, None, None
     offered = offered_load(scenario, transport)
-    reason = overload(offered)
+    cap = fleet_demand(scenario, transport).rate_cap
+    reason = overload(offered) or overload_reason(cap, scenario.load.rollouts_per_s)
     if reason is None:
         return True, offered, None
     backlog = float(np.mean([r.mean_in_system for r in replications]))
@@ -183,6 +186,20 @@ def _stability(
         "its end; means are not reported)"
     )
     return False, offered, reason
+
+
+def _rate_limited(
+    scenario: Scenario, replications: list[Replication], pooled: RolloutRecords
+) -> RateLimited | None:
+    if not scenario.rate_limit.limits:
+        return None
+    per_organization = 60.0 / scenario.rate_limit.organizations
+    admitted = sum(r.requests_admitted for r in replications)
+    return RateLimited(
+        _rate_ci([r.requests_admitted / r.window_s * per_organization for r in replications]),
+        sum(r.requests_refused for r in replications) / admitted if admitted else float("nan"),
+        float(pooled.rate_limit_wait_s.sum() / pooled.turns.sum()),
+    )
 
 
 def _latency(pooled: np.ndarray, replication_means: list[float]) -> Latency:

@@ -49,6 +49,10 @@ class Metric(StrEnum):
     MEAN_ROLLOUTS_IN_SYSTEM = "mean_rollouts_in_system"
     WARMUP_CUT_S = "warmup_cut_s"
     STEADY_STATE_REACHED = "steady_state_reached"
+    RATE_LIMIT = "rate_limit"
+    ADMITTED_REQUESTS_PER_MIN = "admitted_requests_per_min_per_organization"
+    REFUSED_PER_REQUEST = "refused_per_request"
+    RATE_LIMIT_WAIT_S_PER_TURN = "rate_limit_wait_s_per_turn"
     # A capacity search.
     PROBES = "probes"
 
@@ -111,5 +115,9 @@ _LABELS = {
     Metric.MEAN_ROLLOUTS_IN_SYSTEM: "time-average rollouts in flight",
     Metric.WARMUP_CUT_S: "simulated time from which the run is measured (MSER-5 cut)",
     Metric.STEADY_STATE_REACHED: "every replication settled before its series ended",
+    Metric.RATE_LIMIT: "what the organizations' rate limits did (fleet with a limit)",
+    Metric.ADMITTED_REQUESTS_PER_MIN: "requests admitted per minute per organization",
+    Metric.REFUSED_PER_REQUEST: "429 answers per admitted request",
+    Metric.RATE_LIMIT_WAIT_S_PER_TURN: "seconds per turn spent refused (in the retry stage)",
     Metric.PROBES: "load points the capacity search simulated",
 }

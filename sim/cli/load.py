@@ -231,6 +231,14 @@ def table_notes(results: list[RunResult]) -> list[str]:
             f"load.warmup_s): {span} s simulated"
         )
     for r in results:
+        limited = r.fleet.rate_limit
+        if r.stable and limited is not None:
+            notes.append(
+                f"rate limit at {r.fleet.load.label}: "
+                f"{limited.admitted_requests_per_min.mean:,.0f} requests/min admitted per "
+                f"organization, {limited.refused_per_request:.2f} 429s per request, "
+                f"{limited.wait_s_per_turn:.3f} s refused per turn (in the retry stage)"
+            )
         if r.stable and not r.fleet.steady_state_reached:
             notes.append(
                 f"warning: {r.fleet.load.label}: the run is too short to reach steady state "

@@ -35,10 +35,18 @@ def fleet_line(result: RunResult) -> str:
     """Throughput and utilization per pool of a fleet run, with the CI method."""
     fleet = result.fleet
     busy = ", ".join(f"{pool} {value.mean:.0%}" for pool, value in fleet.utilization.items())
+    limited = ""
+    if fleet.rate_limit is not None:
+        r = fleet.rate_limit
+        limited = (
+            f"rate limit: {r.admitted_requests_per_min.mean:.0f} requests/min admitted per "
+            f"organization, {r.refused_per_request:.2f} 429s per request, "
+            f"{r.wait_s_per_turn:.3f} s refused per turn; "
+        )
     return (
         f"throughput {fleet.throughput[Metric.TURNS_PER_S].mean:.1f} turns/s, "
         f"{fleet.throughput[Metric.OUTPUT_TOKENS_PER_S].mean:.0f} output tokens/s; "
-        f"utilization: {busy}; CIs: {fleet.ci_method}"
+        f"{limited}utilization: {busy}; CIs: {fleet.ci_method}"
     )
 
 

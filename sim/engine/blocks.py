@@ -58,6 +58,15 @@ class Block:
         self.wait_s = np.zeros((count, len(WAIT_PHASES)))
         self.decode_s: np.ndarray | None = None
         """Decode seconds as stretched by the batch (fleet only; None: as drawn)."""
+        limited = contended and scenario.rate_limit.limits
+        self.throttle_s: list[float] = [0.0] * count if limited else []
+        """Seconds each turn spent refused by the rate limit (429s, their retry-afters)."""
+        self.refused: list[int] = [0] * count if limited else []
+        self.limit_tokens: list[float] = []
+        """What each request counts against a token limit: its whole prompt and output."""
+        if limited and scenario.rate_limit.tokens_per_minute > 0:
+            t = self.turns
+            self.limit_tokens = (t.fixed_tokens + t.context_tokens + t.output_tokens).tolist()
         self.started_at_s = np.full(rollouts, np.nan)
         self.ended_at_s = np.full(rollouts, np.nan)
         self.finished = 0
@@ -97,6 +106,11 @@ def reduce_block(
     if block.decode_s is not None:
         matrix[:, STAGE_COLUMN[Stage.DECODE]] = block.decode_s
     ttft_s = costs.ttft_s + block.wait_s[:, FIRST_TOKEN_WAITS].sum(axis=1)
+    refused, throttle_s = np.zeros(turns.count), np.zeros(turns.count)
+    if block.refused:
+        refused, throttle_s = np.asarray(block.refused, dtype=float), np.asarray(block.throttle_s)
+        matrix[:, STAGE_COLUMN[Stage.RETRY]] += throttle_s
+        ttft_s = ttft_s + throttle_s
     starts = turns.offsets[:-1]
     per_rollout = np.diff(turns.offsets)
     kept_turns = np.repeat(keep, per_rollout)
@@ -118,6 +132,7 @@ def reduce_block(
             wait_s=block.wait_s[rows],
             cached_prompt_tokens=cached[rows],
             uncached_prompt_tokens=uncached[rows],
+            rate_limited=refused[rows],
         )
     return RolloutRecords(
         e2e_s=(block.ended_at_s - block.started_at_s)[keep],
@@ -132,6 +147,8 @@ def reduce_block(
         turn_ttft_s=ttft_s[kept_turns],
         cached_prompt_tokens=np.add.reduceat(cached, starts)[keep],
         uncached_prompt_tokens=np.add.reduceat(uncached, starts)[keep],
+        rate_limited=np.add.reduceat(refused, starts)[keep],
+        rate_limit_wait_s=np.add.reduceat(throttle_s, starts)[keep],
         turn_records=turn_records,
     )
 

@@ -25,7 +25,8 @@ from models.stages import Pool, Side
 from sim.engine.blocks import Block
 from sim.engine.connections import Connection, new_connection
 from sim.engine.plan import PHASES, SIDE_PHASE, Segments, side_wait_column, wait_column
-from sim.engine.pools import Replicas, ServerPool, TimeWeighted
+from sim.engine.pools import Replicas, ServerPool, TimeWeighted, join_side
+from sim.engine.rate_limiter import RateLimiter
 from sim.engine.residency import Residency
 from sim.engine.streams import BLOCK_ROLLOUTS
 from sim.engine.transports import Transport
@@ -63,6 +64,7 @@ class Simulation:
         faults: np.random.Generator,
         routing: np.random.Generator,
         record_starts: bool = True,
+        rate_limit: np.random.Generator | None = None,
     ) -> None:
         self.scenario, self.transport, self.replication = scenario, transport, replication
         self.record_starts = record_starts
@@ -91,6 +93,8 @@ class Simulation:
             if scenario.kv_cache.residency
             else None
         )
+        limited = contended and scenario.rate_limit.limits
+        self.limiter = RateLimiter(scenario, self.env, window, rate_limit) if limited else None
         self._side_pool = {side: self.pools[side.info.pool] for side in Side}
         self._parallel_column = side_wait_column(_PARALLEL)
         self._steps = [
@@ -153,9 +157,12 @@ class Simulation:
             return None
         return new_connection(self.scenario, self.transport, self.faults)
 
-    def fleet_rollout(self, session: Connection | None = None) -> Generator[simpy.Event, Any, None]:
+    def fleet_rollout(
+        self, session: Connection | None = None, organization: int = 0
+    ) -> Generator[simpy.Event, Any, None]:
         """The next rollout of a fleet, contending for the pools, turn by turn; on the
-        agent's ``session`` connection when given, else on a new one."""
+        agent's ``session`` connection when given, else on a new one; its requests count
+        against ``organization``'s rate limit."""
         env = self.env
         index = self.next_rollout
         self.next_rollout += 1
@@ -173,7 +180,8 @@ class Simulation:
         while True:
             if gap_s > 0:
                 yield env.timeout(gap_s)
-            download_s = yield from self._contended_turn(block, seg, turn, index, cold)
+            args = (block, seg, turn, index, cold, organization)
+            download_s = yield from self._contended_turn(*args)
             connection.release(env.now + download_s)
             gap_s = download_s + seg.tool_s[turn]
             turn += 1
@@ -219,10 +227,14 @@ class Simulation:
             self.on_block_done(block)
 
     def _contended_turn(
-        self, block: Block, seg: Segments, t: int, session: int, cold: bool
+        self, block: Block, seg: Segments, t: int, session: int, cold: bool, organization: int
     ) -> Generator[simpy.Event, Any, float]:
-        """One request from its first pool up to its download, which it returns."""
+        """One request from the gateway's rate limit up to its download, which it returns."""
         env, waits, residency = self.env, block.wait_s[t], self.residency
+        if self.limiter is not None:
+            tokens = block.limit_tokens[t] if block.limit_tokens else 0.0
+            admission = self.limiter.admit(organization, tokens, seg.upload_s[t])
+            block.throttle_s[t], block.refused[t] = yield from admission
         for index, (pool, column, inner, inner_column, batched) in enumerate(self._steps, 1):
             seconds = seg.phase_s[index][t]
             if pool is None:
@@ -249,7 +261,8 @@ class Simulation:
                     self._side_pool[_PARALLEL].hold_aside(parallel_s)
                     yield env.timeout(max(seconds, parallel_s) + decode_s)
                 else:
-                    yield from self._join_parallel(seconds, parallel_s, waits)
+                    joining = join_side(env, self._side_pool[_PARALLEL], seconds, parallel_s)
+                    waits[self._parallel_column] = yield from joining
                     yield env.timeout(decode_s)
                 if residency is not None:
                     residency.finish(block.history_after[t], session, replica, env.now)
@@ -278,18 +291,3 @@ class Simulation:
             self.turns_completed += 1
             self.output_tokens_completed += block.turns.output_tokens[t]
         return download_s
-
-    def _join_parallel(
-        self, alongside_s: float, parallel_s: float, waits: np.ndarray
-    ) -> Generator[simpy.Event, Any, None]:
-        """Prefill while the parallel classifiers queue for a safety worker, then wait for
-        their verdict; records the delay beyond their own overrun of prefill."""
-        env = self.env
-        done = env.event()
-        self._side_pool[_PARALLEL].hold_aside(parallel_s, done.succeed)
-        yield env.timeout(alongside_s)
-        joined_at_s = env.now
-        if done.callbacks is not None:
-            yield done
-        overrun_s = max(0.0, parallel_s - alongside_s)
-        waits[self._parallel_column] = max(0.0, env.now - joined_at_s - overrun_s)

@@ -169,6 +169,8 @@ class Segments:
                 )
             )
         self.decode_s = _as_array(s[Stage.DECODE])
+        self.upload_s = _as_array(s[Stage.UPLOAD])
+        """What sending the request again costs after a 429."""
         self.side_s = {side: _as_array(costs.side_s(side)) for side in SIDES}
 
 

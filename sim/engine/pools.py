@@ -150,3 +150,18 @@ class Replicas:
 
     def leave(self, replica: int) -> None:
         self.streams[replica] -= 1
+
+
+def join_side(
+    env: simpy.Environment, pool: ServerPool, alongside_s: float, side_s: float
+) -> Generator[simpy.Event, Any, float]:
+    """Run ``alongside_s`` while a side holding of ``side_s`` queues for ``pool``, then wait
+    for it to finish; returns the delay beyond its own overrun of ``alongside_s``."""
+    done = env.event()
+    pool.hold_aside(side_s, done.succeed)
+    yield env.timeout(alongside_s)
+    joined_at_s = env.now
+    if done.callbacks is not None:
+        yield done
+    overrun_s = max(0.0, side_s - alongside_s)
+    return max(0.0, env.now - joined_at_s - overrun_s)

@@ -34,6 +34,8 @@ class TurnRecords:
     """Prompt tokens whose KV the replica reused."""
     uncached_prompt_tokens: np.ndarray
     """Prompt tokens prefilled (the rest of the prompt)."""
+    rate_limited: np.ndarray
+    """429 answers the turn's request met before the rate limit admitted it."""
 
     def side_s(self, side: Side) -> np.ndarray:
         """Seconds each turn's side holding kept its pool's server."""
@@ -63,6 +65,10 @@ class RolloutRecords:
     """Prompt tokens of the rollout's turns whose KV was reused."""
     uncached_prompt_tokens: np.ndarray
     """Prompt tokens of the rollout's turns that were prefilled."""
+    rate_limited: np.ndarray
+    """429 answers the rollout's requests met (fleet rate limit)."""
+    rate_limit_wait_s: np.ndarray
+    """Seconds of the retry stage its requests spent refused by the rate limit."""
     turn_records: TurnRecords | None = None
 
     @property

@@ -43,6 +43,10 @@ class Checkpoints:
     turns_completed: np.ndarray
     output_tokens_completed: np.ndarray
     rollouts_started: np.ndarray
+    requests_admitted: np.ndarray
+    """Requests the rate limit admitted (all organizations; 0 without a limit)."""
+    requests_refused: np.ndarray
+    """429 answers of the rate limit."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,8 @@ class Replication:
     turns_completed: int
     output_tokens_completed: float
     rollouts_started: int
+    requests_admitted: int
+    requests_refused: int
     mean_in_system: float
     in_system_at_end: int
     checkpoints: Checkpoints
@@ -84,6 +90,8 @@ class Replication:
             turns_completed=c.turns_completed[k:],
             output_tokens_completed=c.output_tokens_completed[k:],
             rollouts_started=c.rollouts_started[k:],
+            requests_admitted=c.requests_admitted[k:],
+            requests_refused=c.requests_refused[k:],
         )
         span_s = float(kept.times_s[-1] - kept.times_s[0])
 
@@ -110,6 +118,8 @@ class Replication:
             turns_completed=int(count(kept.turns_completed)),
             output_tokens_completed=count(kept.output_tokens_completed),
             rollouts_started=int(count(kept.rollouts_started)),
+            requests_admitted=int(count(kept.requests_admitted)),
+            requests_refused=int(count(kept.requests_refused)),
             mean_in_system=mean(kept.in_system_s),
             checkpoints=kept,
         )

@@ -83,8 +83,17 @@ class _Fleet:
         self.window = (load.warmup_s, load.warmup_s + load.duration_s)
         faults = stream(scenario.seed, 0, Draw.CONNECTION_FAULTS, replication)
         routing = stream(scenario.seed, 0, Draw.ROUTING, replication)
+        spread = stream(scenario.seed, 0, Draw.RATE_LIMIT, replication)
         self.sim = Simulation(
-            scenario, transport, replication, self.window, True, faults, routing, trace_rollouts > 0
+            scenario,
+            transport,
+            replication,
+            self.window,
+            True,
+            faults,
+            routing,
+            trace_rollouts > 0,
+            spread,
         )
         self.sim.on_block_done = self._reduce_and_free
         self.sim.on_measured_done = self._stop_when_measured
@@ -129,14 +138,15 @@ class _Fleet:
         if self.first_measured is None and self.sim.env.now >= self.window[0]:
             self.first_measured = self.sim.next_rollout
 
-    def _closed_agent(self) -> Generator[simpy.Event, Any, None]:
+    def _closed_agent(self, agent: int) -> Generator[simpy.Event, Any, None]:
         sim, load = self.sim, self.scenario.load
+        organization = agent % self.scenario.rate_limit.organizations
         env = sim.env
         yield env.timeout(self.arrivals.uniform(0.0, load.start_stagger_s))
         session = sim.session_connection()
         while True:
             self._note_first_measured()
-            yield from sim.fleet_rollout(session)
+            yield from sim.fleet_rollout(session, organization)
             yield env.timeout(float(load.think_time_s.sample(self.arrivals, 1)[0]))
 
     def _open_arrivals(self) -> Generator[simpy.Event, Any, None]:
@@ -145,7 +155,8 @@ class _Fleet:
         while True:
             yield env.timeout(self.arrivals.exponential(mean_gap_s))
             self._note_first_measured()
-            env.process(self.sim.fleet_rollout())
+            organization = self.sim.next_rollout % self.scenario.rate_limit.organizations
+            env.process(self.sim.fleet_rollout(None, organization))
 
     def _checkpoints(self, drain_limit_s: float) -> Generator[simpy.Event, Any, None]:
         """Snapshot the levels and counters at each checkpoint; stop after the drain limit."""
@@ -155,10 +166,13 @@ class _Fleet:
         start_s, end_s = self.window
         for k in range(CHECKPOINTS + 1):
             yield env.timeout(start_s + (end_s - start_s) * k / CHECKPOINTS - env.now)
+            limiter = sim.limiter
             counts = (
                 sim.turns_completed,
                 sim.output_tokens_completed,
                 sim.rollouts_started_in_window,
+                limiter.admitted if limiter else 0,
+                limiter.refused if limiter else 0,
             )
             self.snapshots.append((env.now, *(level.area() for level in levels), *counts))
         self.in_system_at_end = sim.in_system.level
@@ -171,8 +185,8 @@ class _Fleet:
         sim, load = self.sim, self.scenario.load
         sim.env.process(self._checkpoints(drain_limit_s))
         if load.kind == "closed":
-            for _ in range(load.agents):
-                sim.env.process(self._closed_agent())
+            for agent in range(load.agents):
+                sim.env.process(self._closed_agent(agent))
         else:
             sim.env.process(self._open_arrivals())
         sim.env.run(until=self.stop)
@@ -192,6 +206,8 @@ class _Fleet:
             turns_completed=sim.turns_completed,
             output_tokens_completed=sim.output_tokens_completed,
             rollouts_started=sim.rollouts_started_in_window,
+            requests_admitted=sim.limiter.admitted if sim.limiter else 0,
+            requests_refused=sim.limiter.refused if sim.limiter else 0,
             mean_in_system=sim.in_system.mean(),
             in_system_at_end=self.in_system_at_end,
             checkpoints=self._checkpoint_arrays(),
@@ -209,6 +225,8 @@ class _Fleet:
             turns_completed=table[:, 2 + 2 * n],
             output_tokens_completed=table[:, 3 + 2 * n],
             rollouts_started=table[:, 4 + 2 * n],
+            requests_admitted=table[:, 5 + 2 * n],
+            requests_refused=table[:, 6 + 2 * n],
         )
 
 

@@ -36,6 +36,8 @@ class Draw(IntEnum):
     ROUTING = 13
     THINK_TIME = 14
     """The single agent's pauses between rollouts when it keeps its connection."""
+    RATE_LIMIT = 15
+    """When clients told the same retry-after come back (the fleet's rate limit)."""
 
 
 def stream(seed: int, block: int, kind: Draw, replication: int = 0) -> np.random.Generator:
