@@ -11,6 +11,7 @@ from models.loading import ScenarioError
 from models.stages import STAGE_COLUMN, Stage
 from sim.analysis.fleet_analytic import analytic_points
 from sim.analysis.fleet_summary import fleet_result
+from sim.dashboard.load import rate_limit_notes
 from sim.engine.rate_limiter import RateLimiter
 from sim.engine.runners import simulate_fleet
 from sim.engine.transports import Transport
@@ -182,3 +183,13 @@ def test_open_arrivals_above_the_limit_are_unstable_in_both_engines() -> None:
 def test_a_resolution_under_a_millisecond_is_refused() -> None:
     with pytest.raises(ScenarioError, match="retry_after_resolution_s"):
         scenario("codex-spark", "rate_limit.retry_after_resolution_s=0")
+
+
+def test_the_dashboards_load_view_says_what_the_limit_admits_and_the_429s() -> None:
+    s, r = fleet(f"rate_limit.requests_per_minute={LIMIT_RPM}")
+    assert rate_limit_notes(scenario("codex-spark-fleet"), (Transport.WS,), []) == []
+    point = fleet_result("t", s, Transport.WS, [r, r])
+    cap_note, point_note = rate_limit_notes(s, (Transport.WS,), [point])
+    turns = analytic_points("t", [s], Transport.WS)[0].turns_per_rollout
+    assert f"admits {LIMIT_RPM / 60 / turns:.3g} rollouts/s" in cap_note
+    assert f"{point.fleet.rate_limit.refused_per_request:.2f} 429s per request" in point_note

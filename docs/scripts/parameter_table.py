@@ -36,6 +36,7 @@ _SUFFIX_UNITS = (
     ("_bytes_per_token", "bytes/token"),
     ("bytes_per_token", "bytes/token"),
     ("_per_hour", "1/h"),
+    ("_per_minute", "1/min"),
     ("_per_s", "1/s"),
     ("_tps", "tokens/s"),
     ("_ms", "ms"),

@@ -48,10 +48,10 @@ def load_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
         st.error(str(error))
         return
     latency, utilization = fleet_curves(scenario.model_dump_json(), transports, max(counts))
+    points = []
     key = run_key(scenario, transports, "load", *counts)
     if requested(key, st.button("Simulate the fleet", type="primary")):
         bar = st.progress(0.0)
-        points = []
         total = len(transports) * len(counts)
         for done, (transport, agents) in enumerate(itertools.product(transports, counts)):
             bar.progress(done / total, text=f"simulating {transport}: {agents} agents")
@@ -66,6 +66,8 @@ def load_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     ):
         st.altair_chart(chart, theme=None)
         downloads.chart_downloads(chart, title)
+    for note in fleet.rate_limit_notes(scenario, transports, points):
+        st.caption(note)
     st.caption("the load table (analytic and simulated rows)")
     downloads.table_download(latency, f"{name}-load-latency-table")
     downloads.table_download(utilization, f"{name}-load-utilization-table")

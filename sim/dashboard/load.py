@@ -103,6 +103,32 @@ def utilization_frame(points: list[RunResult]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def rate_limit_notes(
+    scenario: Scenario, transports: tuple[Transport, ...], points: list[RunResult]
+) -> list[str]:
+    """What the organizations' rate limits do: the cap per transport (analytic) and the
+    429s of each simulated point; empty without a limit."""
+    if not scenario.rate_limit.limits:
+        return []
+    notes = []
+    for transport in transports:
+        cap = fleet_demand(scenario, transport).rate_cap
+        notes.append(
+            f"{transport}: the rate limit ({cap.binding}) admits {cap.rollouts_per_s:.3g} "
+            "rollouts/s; above that the agents cycle at that rate and the rest of a rollout "
+            "is 429s and their retry-afters (the retry stage)"
+        )
+    for point in points:
+        limited = point.fleet.rate_limit
+        if limited is not None:
+            notes.append(
+                f"simulated {point.transport}, {point.fleet.load.agents:,} agents: "
+                f"{limited.admitted_requests_per_min.mean:,.0f} requests/min admitted per "
+                f"organization, {limited.refused_per_request:.2f} 429s per request"
+            )
+    return notes
+
+
 def capacity(scenario: Scenario, transport: Transport, slo: Slo, max_agents: int) -> CapacityResult:
     """The largest closed population that meets ``slo`` (analytic estimate, DES probes)."""
     return search(scenario, transport, [slo], max_agents)
