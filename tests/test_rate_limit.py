@@ -11,6 +11,7 @@ from models.loading import ScenarioError
 from models.stages import STAGE_COLUMN, Stage
 from sim.analysis.fleet_analytic import analytic_points
 from sim.analysis.fleet_summary import fleet_result
+from sim.analysis.trace import trace_events
 from sim.dashboard.load import rate_limit_notes
 from sim.engine.rate_limiter import RateLimiter
 from sim.engine.runners import simulate_fleet
@@ -193,3 +194,14 @@ def test_the_dashboards_load_view_says_what_the_limit_admits_and_the_429s() -> N
     turns = analytic_points("t", [s], Transport.WS)[0].turns_per_rollout
     assert f"admits {LIMIT_RPM / 60 / turns:.3g} rollouts/s" in cap_note
     assert f"{point.fleet.rate_limit.refused_per_request:.2f} 429s per request" in point_note
+
+
+def test_the_trace_marks_each_turns_429s_on_its_retry_span() -> None:
+    _, r = fleet(f"rate_limit.requests_per_minute={LIMIT_RPM}")
+    turns = r.records.turn_records
+    retry = [e for e in trace_events(turns, "t") if e.get("name") == Stage.RETRY.value]
+    assert retry and all(e["args"]["rate_limited"] > 0 for e in retry)
+    assert len(retry) == int(np.count_nonzero(turns.rate_limited))
+    assert sum(e["dur"] for e in retry) == pytest.approx(
+        turns.stage_s[:, STAGE_COLUMN[Stage.RETRY]].sum() * 1e6
+    )

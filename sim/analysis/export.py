@@ -129,6 +129,8 @@ def _rollout_columns(head: dict[str, Any], replication: int, r: RolloutRecords) 
     columns["ttft_mean_s"] = r.ttft_sum_s / r.turns
     columns["api_cpu_s"] = r.api_cpu_s
     columns["safety_cpu_s"] = r.safety_cpu_s
+    columns["rate_limited"] = r.rate_limited.astype(np.int64)
+    columns["rate_limit_wait_s"] = r.rate_limit_wait_s
     columns.update({f"{stage.value}_s": r.stage_s[:, i] for i, stage in enumerate(STAGES)})
     columns.update({f"wait_{pool.value}_s": r.pool_wait_s[:, i] for i, pool in enumerate(POOLS)})
     return pa.table(columns)
@@ -145,6 +147,7 @@ def _turn_columns(head: dict[str, Any], t: TurnRecords) -> pa.Table:
     columns["api_cpu_s"] = t.api_cpu_s
     columns["post_overlapped_s"] = t.post_overlapped_s
     columns["safety_parallel_s"] = t.safety_parallel_s
+    columns["rate_limited"] = t.rate_limited.astype(np.int64)
     columns.update({f"{stage.value}_s": t.stage_s[:, i] for i, stage in enumerate(STAGES)})
     for pool in POOLS:
         mine = [i for i, waited in enumerate(WAIT_POOLS) if waited is pool]

@@ -79,8 +79,10 @@ class Run:
 
 
 def is_fleet(scenario: Scenario) -> bool:
-    """More than one agent, or open arrivals: contention needs the fleet engine."""
-    return scenario.load.kind == "open" or scenario.load.agents > 1
+    """More than one agent, open arrivals or a rate limit: contention and the gateway's
+    buckets need the fleet engine."""
+    load = scenario.load
+    return load.kind == "open" or load.agents > 1 or scenario.rate_limit.limits
 
 
 def load(spec: Spec, overrides: tuple[str, ...] = (), seed: int | None = None) -> Scenario:
@@ -106,8 +108,8 @@ def execute(
         raise ScenarioError(f"rollouts = {rollouts}: must be an integer >= 1")
     if engine is Engine.ANALYTIC and is_fleet(scenario):
         raise ScenarioError(
-            "engine = 'analytic': it models one agent without contention; "
-            "use --engine des with load settings, or load.agents = 1"
+            "engine = 'analytic': it models one agent without contention or rate limits; "
+            "use --engine des, or load.agents = 1 and no rate_limit"
         )
     check_run(spec.text, scenario, spec.transport, engine is Engine.ANALYTIC, rollouts, keep_turns)
     if engine is Engine.ANALYTIC:

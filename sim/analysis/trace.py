@@ -44,6 +44,7 @@ def trace_events(turns: TurnRecords, label: str) -> list[dict[str, Any]]:
             "new_connection": bool(turns.cold[row]),
             "cached_prompt_tokens": float(turns.cached_prompt_tokens[row]),
             "uncached_prompt_tokens": float(turns.uncached_prompt_tokens[row]),
+            "rate_limited": int(turns.rate_limited[row]),
         }
         for name, stage, duration_s, extra in _path(turns, row):
             for side in SIDES:

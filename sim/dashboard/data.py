@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from models.loading import with_changes
 from models.scenario import Scenario
 from models.stages import STAGES, Stage
 from sim.analysis.capacity import with_agents
@@ -50,8 +51,12 @@ class Results:
 
 
 def single_agent(scenario: Scenario) -> Scenario:
-    """The scenario for one agent without contention (what every view but the load view shows)."""
-    return with_agents(scenario, 1) if is_fleet(scenario) else scenario
+    """The scenario for one agent without contention or rate limits (what every view but the
+    load view shows)."""
+    if not is_fleet(scenario):
+        return scenario
+    unlimited = ["rate_limit.requests_per_minute=0", "rate_limit.tokens_per_minute=0"]
+    return with_changes(with_agents(scenario, 1), unlimited)
 
 
 def run(scenario: Scenario, transport: Transport, engine: Engine, rollouts: int = 1) -> Run:

@@ -129,8 +129,8 @@ def analytic_scenario(context: Context, task: Task) -> Scenario:
     scenario = point_scenario(context.base_raw, task.assignments, task.seed)
     if is_fleet(scenario):
         raise ScenarioError(
-            "engine = 'analytic': it models one agent without contention; "
-            "use engine = 'des' with load settings, or load.agents = 1"
+            "engine = 'analytic': it models one agent without contention or rate limits; "
+            "use engine = 'des', or load.agents = 1 and no rate_limit"
         )
     check_rollout_length(f"point {task.point}", scenario)
     return scenario
