@@ -26,6 +26,7 @@ UNIT_SUFFIXES = (
     "_bytes",
     "_per_s",
     "_per_hour",
+    "_per_minute",
     "_per_token",
     "_per_turn",
     "_per_rollout",
@@ -45,6 +46,7 @@ COUNT_NAMES = (
     "_retries",
     "agents",
     "replications",
+    "organizations",
 )
 """Name endings of counts whose unit is the thing counted (round trips, hops, workers...)."""
 
