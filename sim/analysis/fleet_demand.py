@@ -113,9 +113,13 @@ class FleetDemand:
         return pool, per_server[pool]
 
     def saturation_agents(self) -> float:
-        """N* = (think + e2e) / the bottleneck's demand per server: the population at which
-        the asymptotic bounds on throughput cross."""
-        return (self.think_s + self.e2e_s) / self.bottleneck()[1]
+        """N* = (think + e2e) / the bottleneck's demand per server, or times the rate limits'
+        cap when that is lower: the population at which the asymptotic bounds on
+        throughput cross."""
+        most_per_s = 1.0 / self.bottleneck()[1]
+        if self.rate_cap is not None:
+            most_per_s = min(most_per_s, self.rate_cap.rollouts_per_s)
+        return (self.think_s + self.e2e_s) * most_per_s
 
 
 def fleet_demand(scenario: Scenario, transport: Transport) -> FleetDemand:
