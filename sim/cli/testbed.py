@@ -20,6 +20,7 @@ from rich.table import Table
 from models.errors import ScenarioError
 from sim.analysis.run import load, parse_spec
 from sim.engine.transports import Transport
+from sim.testbed.emulated import check_emulated
 
 DEFAULT_ROLLOUTS = 4
 _SINGLE = (Transport.HTTP, Transport.HTTP_FULL, Transport.WS)
@@ -54,7 +55,9 @@ def _time_scale(value: float) -> float:
 def _scenario(spec_text: str, sets: tuple[str, ...], seed: int | None, agents: int | None) -> Any:
     spec = parse_spec(spec_text)
     extra = (f"load.agents={agents}",) if agents is not None else ()
-    return spec, load(spec, (*sets, *extra), seed)
+    scenario = load(spec, (*sets, *extra), seed)
+    check_emulated(scenario)
+    return spec, scenario
 
 
 @testbed.command("run")

@@ -29,6 +29,7 @@ from sim.testbed.comparison import (
     simulated_side,
 )
 from sim.testbed.driver import Agent
+from sim.testbed.emulated import check_emulated
 from sim.testbed.fleet import measure_fleet, simulated_fleet
 from sim.testbed.observe import ServerView, split_turns
 from sim.testbed.results import LiveResult, TransportResult
@@ -62,6 +63,7 @@ class Request:
 def run_testbed(request: Request, progress: Progress | None = None) -> LiveResult:
     """Run ``request`` against its endpoint (a local emulator when none is given): one
     agent per transport, or the fleet of ``scenario.load`` when it has more than one."""
+    check_emulated(request.scenario)
     scaled = scale_time(request.scenario, request.time_scale)
     measure = _measure_fleet if request.scenario.load.agents > 1 else _measure
     if request.base_url is not None:
