@@ -7,8 +7,9 @@ client waits that long and sends it again.  Each limit is a token bucket that
 refills at the limit's rate and holds ``burst_s`` seconds of it (the API
 enforces a per-minute limit over shorter periods, so a minute's budget cannot
 be spent in one burst).  The agents of a fleet are spread evenly over
-``organizations``, each with its own buckets.  A single agent (``run``,
-``compare``) meets no limit: the limit is a property of the fleet.
+``organizations``, each with its own buckets.  The limits live at the
+gateway, so a scenario with one runs on the fleet engine (``run`` and
+``compare`` too, even for one agent).
 """
 
 from __future__ import annotations
