@@ -224,10 +224,12 @@ def _approximations(
         (Approximation.PARALLEL_TOOLS, parallel),
         (Approximation.COMPACTION, compaction),
     )
-    # One tuple per combination of flags, shared by the points that have it.
-    code = sum(mask.astype(int) << bit for bit, (_, mask) in enumerate(flags))
-    names = [
-        tuple(str(name) for bit, (name, _) in enumerate(flags) if combination >> bit & 1)
-        for combination in range(1 << len(flags))
-    ]
-    return tuple(names[c] for c in code.tolist())
+    # One tuple per combination of flags that occurs, shared by the points that have it.
+    code = sum(mask.astype(int) << bit for bit, (_, mask) in enumerate(flags)).tolist()
+    names = {
+        combination: tuple(
+            str(name) for bit, (name, _) in enumerate(flags) if combination >> bit & 1
+        )
+        for combination in set(code)
+    }
+    return tuple(names[c] for c in code)
