@@ -62,7 +62,7 @@ class RateLimited:
         return {
             Metric.ADMITTED_REQUESTS_PER_MIN.value: self.admitted_requests_per_min.to_json(),
             Metric.REFUSED_PER_REQUEST.value: self.refused_per_request,
-            Metric.RATE_LIMIT_WAIT_S_PER_TURN.value: self.wait_s_per_turn,
+            Metric.REFUSED_S_PER_TURN.value: self.wait_s_per_turn,
         }
 
 

@@ -52,7 +52,7 @@ class Metric(StrEnum):
     RATE_LIMIT = "rate_limit"
     ADMITTED_REQUESTS_PER_MIN = "admitted_requests_per_min_per_organization"
     REFUSED_PER_REQUEST = "refused_per_request"
-    RATE_LIMIT_WAIT_S_PER_TURN = "rate_limit_wait_s_per_turn"
+    REFUSED_S_PER_TURN = "refused_s_per_turn"
     # A capacity search.
     PROBES = "probes"
 
@@ -118,6 +118,6 @@ _LABELS = {
     Metric.RATE_LIMIT: "what the organizations' rate limits did (fleet with a limit)",
     Metric.ADMITTED_REQUESTS_PER_MIN: "requests admitted per minute per organization",
     Metric.REFUSED_PER_REQUEST: "429 answers per admitted request",
-    Metric.RATE_LIMIT_WAIT_S_PER_TURN: "seconds per turn spent refused (in the retry stage)",
+    Metric.REFUSED_S_PER_TURN: "seconds per turn spent refused (in the retry stage)",
     Metric.PROBES: "load points the capacity search simulated",
 }
