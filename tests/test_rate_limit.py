@@ -9,6 +9,7 @@ from support import scenario
 
 from models.loading import ScenarioError
 from models.stages import STAGE_COLUMN, Stage
+from sim.analysis.estimates import TURNS_PER_REFUSAL, fleet_need
 from sim.analysis.fleet_analytic import analytic_points
 from sim.analysis.fleet_summary import fleet_result
 from sim.analysis.trace import trace_events
@@ -205,3 +206,16 @@ def test_the_trace_marks_each_turns_429s_on_its_retry_span() -> None:
     assert sum(e["dur"] for e in retry) == pytest.approx(
         turns.stage_s[:, STAGE_COLUMN[Stage.RETRY]].sum() * 1e6
     )
+
+
+def test_a_runs_estimate_counts_the_429s_the_herd_will_send() -> None:
+    """The refusals a run's cost estimate expects per simulated second are those the DES
+    sends (the agents beyond what the cap keeps cycling, once per attempt interval)."""
+    s, r = fleet(f"rate_limit.requests_per_minute={LIMIT_RPM}")
+    need = fleet_need("t", s, Transport.WS)
+    free = fleet_need("t", scenario("codex-spark-fleet", *FLEET), Transport.WS)
+    load = s.load
+    expected_per_s = (need.turns - free.turns) / TURNS_PER_REFUSAL
+    expected_per_s /= load.replications * (load.warmup_s + load.duration_s)
+    assert r.requests_refused / r.window_s == pytest.approx(expected_per_s, rel=0.1)
+    assert "refused attempts under the rate limit" in need.turns_basis

@@ -15,8 +15,12 @@ from dataclasses import dataclass
 from models.errors import ScenarioError
 from models.limits import MEMORY, ROLLOUT_TURNS, TURNS, Cap
 from models.scenario import Scenario
+from models.stages import POOLS, STAGES
 from sim.analysis.fleet_summary import offered_load
+from sim.analysis.rate_limit_model import rate_cap
 from sim.engine.analytic import expect
+from sim.engine.expectations import Expectation
+from sim.engine.records import RolloutRecords
 from sim.engine.streams import BLOCK_ROLLOUTS
 from sim.engine.transports import Transport
 
@@ -25,8 +29,16 @@ BLOCK_BYTES_PER_TURN = 1_600
 on codex-spark over WebSocket)."""
 IN_FLIGHT_BYTES = 4_096
 """A fleet rollout under way: its SimPy process, its connection and its events."""
-RECORD_BYTES_PER_ROLLOUT = 2 * 22 * 8
-"""A rollout's 22 recorded numbers, twice while the blocks' records are joined."""
+_ROW_WIDTHS = {"stage_s": len(STAGES), "pool_wait_s": len(POOLS), "turn_ttft_s": 0}
+RECORD_NUMBERS_PER_ROLLOUT = sum(
+    _ROW_WIDTHS.get(name, 1)
+    for name in RolloutRecords.__dataclass_fields__
+    if name != "turn_records"
+)
+"""A rollout's recorded numbers: one per field, a row of the stage and pool-wait matrices
+(its turns' TTFTs are counted per turn)."""
+RECORD_BYTES_PER_ROLLOUT = 2 * RECORD_NUMBERS_PER_ROLLOUT * 8
+"""A rollout's recorded numbers, twice while the blocks' records are joined."""
 RECORD_BYTES_PER_TURN = 2 * 8
 """A turn's recorded TTFT (for percentiles), twice while joined."""
 TRACE_BYTES_PER_TURN = 15_000
@@ -35,6 +47,9 @@ ANALYTIC_BYTES_PER_TURN = 256
 """The analytic engine, per point and turn of the longest rollout (measured 157)."""
 ANALYTIC_GRID_BYTES = 64 * 2**20
 """The connection-age grid of a WebSocket point where rotation is possible (measured 52 MB)."""
+TURNS_PER_REFUSAL = 0.3
+"""A refused attempt (a 429, its retry-after and the next attempt) in fleet turns of
+simulation time: one timeout against a turn's several (measured 0.25)."""
 DES_TURNS_PER_S = 50_000
 FLEET_TURNS_PER_S = 10_000
 """Rough simulation speeds on one core, for the time quoted beside a turn count."""
@@ -97,7 +112,7 @@ def check_run(
     """``check`` the estimate of one run (``runs`` of them held at once, as compare does)."""
     if analytic:
         check(analytic_need(what, scenario))
-    elif scenario.load.kind == "open" or scenario.load.agents > 1:
+    elif scenario.load.kind == "open" or scenario.load.agents > 1 or scenario.rate_limit.limits:
         check_fleet(what, scenario, transport)
     else:
         check(single_agent_need(what, scenario, rollouts, traced, runs))
@@ -157,7 +172,8 @@ def fleet_need(what: str, scenario: Scenario, transport: Transport) -> Need:
     longest = longest_rollout_turns(scenario)
     load = scenario.load
     mean = mean_rollout_turns(scenario)
-    e2e_s = expect(scenario, transport).e2e_s
+    e = expect(scenario, transport)
+    e2e_s = e.e2e_s
     window_s = load.warmup_s + load.duration_s
     if load.kind == "closed":
         cycle_s = e2e_s + load.think_time_s.mean
@@ -173,6 +189,7 @@ def fleet_need(what: str, scenario: Scenario, transport: Transport) -> Need:
         in_flight = min(per_replication, queued)
         who = f"{load.rollouts_per_s:,.6g} rollouts/s"
     rollouts = load.replications * per_replication
+    refusals = _refusals(scenario, e, window_s) if load.kind == "closed" else 0.0
     memory = (
         (in_flight + BLOCK_ROLLOUTS) * mean * BLOCK_BYTES_PER_TURN
         + in_flight * IN_FLIGHT_BYTES
@@ -183,16 +200,33 @@ def fleet_need(what: str, scenario: Scenario, transport: Transport) -> Need:
         f"{who}, {load.replications} replications of {window_s:,.6g} s: "
         f"{rollouts:,.0f} rollouts x {mean:,.1f} turns"
     )
+    if refusals:
+        turns_basis += (
+            f", and {refusals:,.3g} refused attempts under the rate limit at "
+            f"{TURNS_PER_REFUSAL:g} turns each"
+        )
     return Need(
         what,
         memory,
         memory_basis,
-        rollouts * mean,
+        rollouts * mean + refusals * TURNS_PER_REFUSAL,
         turns_basis,
         longest,
         FLEET_TURNS_PER_S,
         in_window,
     )
+
+
+def _refusals(scenario: Scenario, e: Expectation, window_s: float) -> float:
+    """The 429s of every replication of a closed fleet: the agents beyond what the rate
+    limits' cap keeps cycling each retry once per attempt interval (none under the cap)."""
+    cap = rate_cap(scenario, e)
+    if cap is None:
+        return 0.0
+    load = scenario.load
+    cycling = cap.rollouts_per_s * (e.e2e_s + load.think_time_s.mean)
+    waiting = max(0.0, load.agents - cycling)
+    return load.replications * waiting * window_s / cap.attempt_s
 
 
 def analytic_need(what: str, scenario: Scenario, points: int = 1) -> Need:
