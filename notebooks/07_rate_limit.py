@@ -136,7 +136,7 @@ Both transports take about 74 s per rollout under the limit (74.3 s over WebSock
 and 74.3 s over HTTP), against 13 s and 22 s unlimited: forty agents can only
 cycle at the 900 requests a minute the organization is allowed, so a rollout's
 cycle is 40 agents over that rate whatever a turn costs, and a faster transport
-only waits longer refused. A WebSocket request meets about 30 429s, because the
+only waits longer refused. A WebSocket request meets about 31 429s, because the
 clients told the same retry-after come back as a herd.
 """
 lessons.stated(

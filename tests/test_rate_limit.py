@@ -139,8 +139,9 @@ def test_refusals_are_the_retry_stage_of_the_budget_and_the_trace() -> None:
     ("overrides", "tolerance"),
     [
         ((f"rate_limit.requests_per_minute={LIMIT_RPM}", WHOLE_SECONDS), 0.03),
-        ((f"rate_limit.requests_per_minute={LIMIT_RPM}",), 0.06),
-        (("rate_limit.tokens_per_minute=2e7",), 0.15),
+        ((f"rate_limit.requests_per_minute={LIMIT_RPM}",), 0.03),
+        ((f"rate_limit.requests_per_minute={LIMIT_RPM / 2}", "rate_limit.organizations=2"), 0.03),
+        (("rate_limit.tokens_per_minute=2e7",), 0.10),
     ],
 )
 def test_the_analytic_fleet_caps_its_throughput_and_agrees_with_the_des(

@@ -11,12 +11,14 @@ cap, and the rest of the cycle is spent refused, in the retry stage.  Open
 arrivals above the cap have no steady state.
 
 Each refused attempt costs a round trip (the 429 back, the next attempt's head
-out), the retry-after and on average half the retry spread.  A waiting client
-is told the time until the next token; taking the time of refusal uniform over
-the bucket's interval between two requests, that is half the interval, rounded
-up to the retry-after's resolution (a whole interval when the resolution is
-coarser).  The DES's herd makes refusals cluster just before a token, so this
-undercounts refusals at millisecond resolution (``docs/load.md``).
+out), the retry-after and on average half the retry spread.  The clients
+refused together are told the moment the bucket next holds a unit; they come
+back a round trip and some spread after it, the first is admitted and the
+rest are told the time to the next unit: the bucket's interval between two
+admissions less that round trip and half the spread, rounded up to the
+retry-after's resolution.  So a waiting client tries about once per interval
+(or once per resolution, when that is coarser), and the 429s per request are
+the time refused over that attempt interval (``docs/load.md``).
 """
 
 from __future__ import annotations
@@ -55,11 +57,14 @@ def rate_cap(scenario: Scenario, e: Expectation) -> RateCap | None:
     binding = min(per_organization, key=per_organization.get)
     interval_s = 1.0 / (per_organization[binding] * e.turns)
     step_s = r.retry_after_resolution_s
-    told_s = step_s if step_s >= interval_s else step_s * math.ceil(0.5 * interval_s / step_s)
+    # The herd's first arrival comes a round trip and a little spread after the bucket
+    # refilled; it is admitted, and the rest are told the time to the next unit.
+    away_s = scenario.network.rtt_ms * 1e-3 + r.retry_spread_ms * 1e-3 / 2.0
+    told_s = step_s * max(1, math.ceil(max(0.0, interval_s - away_s) / step_s))
     return RateCap(
         rollouts_per_s=r.organizations * per_organization[binding],
         binding=binding,
-        attempt_s=scenario.network.rtt_ms * 1e-3 + told_s + r.retry_spread_ms * 1e-3 / 2.0,
+        attempt_s=away_s + told_s,
     )
 
 
