@@ -3,10 +3,13 @@
 The closed population of ``scenario.load`` runs as asyncio tasks on the SDK's
 async client: each agent starts at a uniform offset within
 ``load.start_stagger_s``, then runs rollouts back to back with a drawn think
-time between them until the measured window ends.  Rollouts are numbered in
-start order, as the fleet simulation numbers them, and only those that start
-inside the window ``[warmup_s, warmup_s + duration_s)`` are measured; pool
-utilization is the server's, over the same window.  The client and network
+time between them.  Rollouts are numbered in start order, as the fleet
+simulation numbers them, and only those that start inside the window
+``[warmup_s, warmup_s + duration_s)`` are measured; as in the simulation, the
+agents go on starting rollouts (not measured) after the window closes until
+every measured one has finished, so the last measured rollouts meet the same
+load as the first rather than a fleet winding down.  Pool utilization is the
+server's, over the window.  The client and network
 the simulation uses are fitted to the warm-up's turns (``calibrate``): a fleet's
 client is busier than a lone agent's, and those turns are not measured.
 """
@@ -69,16 +72,25 @@ async def measure_fleet(
     warm_up: list[RolloutRecord] = []
     errors: list[BaseException] = []
 
+    in_flight = [0]  # measured rollouts under way
+
+    def loaded() -> bool:
+        return time.monotonic() < window[1] or in_flight[0] > 0
+
     async def agent_loop(agent: Agent) -> None:
         await lead.sleep(float(arrivals.uniform(0.0, load.start_stagger_s)))
-        while time.monotonic() < window[1]:
+        while loaded():
             started_s = time.monotonic()
+            inside = window[0] <= started_s < window[1]
+            in_flight[0] += inside
             try:
                 record = await agent.rollout(next(numbers), FLEET_REPLICATION)
             except Exception as error:  # a failed rollout is counted, the agent goes on
                 errors.append(error)
                 continue
-            if window[0] <= started_s < window[1]:
+            finally:
+                in_flight[0] -= inside
+            if inside:
                 measured.append(record)
                 if progress is not None:
                     progress(1)
