@@ -214,6 +214,13 @@ class Scenario(Section):
     load: Load
     capacity: Capacity
 
+    @property
+    def on_fleet(self) -> bool:
+        """More than one agent, open arrivals or a rate limit: contention and the gateway's
+        buckets need the fleet engine."""
+        load = self.load
+        return load.kind == "open" or load.agents > 1 or self.rate_limit.limits
+
     @model_validator(mode="after")
     def _compaction_leaves_room(self) -> Scenario:
         c, w = self.compaction, self.workload

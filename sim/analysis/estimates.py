@@ -112,7 +112,7 @@ def check_run(
     """``check`` the estimate of one run (``runs`` of them held at once, as compare does)."""
     if analytic:
         check(analytic_need(what, scenario))
-    elif scenario.load.kind == "open" or scenario.load.agents > 1 or scenario.rate_limit.limits:
+    elif scenario.on_fleet:
         check_fleet(what, scenario, transport)
     else:
         check(single_agent_need(what, scenario, rollouts, traced, runs))

@@ -78,13 +78,6 @@ class Run:
         return records.turn_records
 
 
-def is_fleet(scenario: Scenario) -> bool:
-    """More than one agent, open arrivals or a rate limit: contention and the gateway's
-    buckets need the fleet engine."""
-    load = scenario.load
-    return load.kind == "open" or load.agents > 1 or scenario.rate_limit.limits
-
-
 def load(spec: Spec, overrides: tuple[str, ...] = (), seed: int | None = None) -> Scenario:
     """The validated scenario of a spec with overrides (and the seed, if given)."""
     extra = (f"seed={seed}",) if seed is not None else ()
@@ -106,7 +99,7 @@ def execute(
     """
     if rollouts < 1:
         raise ScenarioError(f"rollouts = {rollouts}: must be an integer >= 1")
-    if engine is Engine.ANALYTIC and is_fleet(scenario):
+    if engine is Engine.ANALYTIC and scenario.on_fleet:
         raise ScenarioError(
             "engine = 'analytic': it models one agent without contention or rate limits; "
             "use --engine des, or load.agents = 1 and no rate_limit"
@@ -115,7 +108,7 @@ def execute(
     if engine is Engine.ANALYTIC:
         expectation = expect(scenario, spec.transport)
         return Run(spec, scenario, engine, rollouts, expectation=expectation, overrides=overrides)
-    if is_fleet(scenario):
+    if scenario.on_fleet:
         fleet = run_fleet(scenario, spec.transport, TRACE_ROLLOUTS if keep_turns else 0)
         return Run(spec, scenario, engine, rollouts, fleet=fleet, overrides=overrides)
     records = simulate(scenario, spec.transport, rollouts, keep_turns, progress)

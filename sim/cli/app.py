@@ -23,7 +23,7 @@ from models.scenario import Scenario
 from models.scenario_hash import scenario_hash
 from sim.analysis.estimates import check_run
 from sim.analysis.export import output_paths, record_tables, write_records
-from sim.analysis.run import Engine, Run, Spec, execute, is_fleet, load, parse_engine, parse_spec
+from sim.analysis.run import Engine, Run, Spec, execute, load, parse_engine, parse_spec
 from sim.analysis.summary import compare as compare_runs
 from sim.analysis.summary import summarize
 from sim.analysis.trace import write_trace
@@ -217,7 +217,7 @@ def _prepare(
             )
     if rollouts < 1:
         raise ScenarioError(f"--rollouts = {rollouts}: must be an integer >= 1")
-    if engine is Engine.DES and not is_fleet(scenario) and rollouts < MIN_ROLLOUTS:
+    if engine is Engine.DES and not scenario.on_fleet and rollouts < MIN_ROLLOUTS:
         raise ScenarioError(
             f"--rollouts = {rollouts}: the simulation needs at least {MIN_ROLLOUTS} rollouts "
             "for a 95% CI; use --engine analytic for expected values alone"

@@ -20,7 +20,7 @@ from models.stages import STAGES, Stage
 from sim.analysis.capacity import with_agents
 from sim.analysis.metrics import Metric
 from sim.analysis.results import Comparison, RunResult
-from sim.analysis.run import Engine, Run, Spec, execute, is_fleet
+from sim.analysis.run import Engine, Run, Spec, execute
 from sim.analysis.summary import compare, summarize
 from sim.analysis.verdict import verdict as comparison_verdict
 from sim.dashboard.knobs import DECODE, DECODE_MARKS_TPS, TOOL_CALLS
@@ -53,7 +53,7 @@ class Results:
 def single_agent(scenario: Scenario) -> Scenario:
     """The scenario for one agent without contention or rate limits (what every view but the
     load view shows)."""
-    if not is_fleet(scenario):
+    if not scenario.on_fleet:
         return scenario
     unlimited = ["rate_limit.requests_per_minute=0", "rate_limit.tokens_per_minute=0"]
     return with_changes(with_agents(scenario, 1), unlimited)

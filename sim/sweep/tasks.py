@@ -19,7 +19,7 @@ from models.errors import ScenarioError
 from models.limits import MEMORY
 from models.scenario import Scenario
 from sim.analysis.estimates import analytic_batch_need, check_rollout_length, longest_rollout_turns
-from sim.analysis.run import Engine, Run, Spec, execute, is_fleet
+from sim.analysis.run import Engine, Run, Spec, execute
 from sim.engine.analytic import expect_columns
 from sim.engine.columns import column_form
 from sim.engine.transports import Transport
@@ -127,7 +127,7 @@ def _analytic(context: Context, tasks: list[Task]) -> list[dict[str, Any]]:
 def analytic_scenario(context: Context, task: Task) -> Scenario:
     """A point's scenario, refused where ``execute`` refuses the analytic engine."""
     scenario = point_scenario(context.base_raw, task.assignments, task.seed)
-    if is_fleet(scenario):
+    if scenario.on_fleet:
         raise ScenarioError(
             "engine = 'analytic': it models one agent without contention or rate limits; "
             "use engine = 'des', or load.agents = 1 and no rate_limit"
