@@ -15,7 +15,7 @@ from models.stages import POOLS, STAGE_COLUMN, Stage
 from sim.analysis.fleet_demand import FleetDemand, fleet_demand
 from sim.analysis.fleet_model import FleetPoint, closed_curve, open_point
 from sim.analysis.fleet_results import FleetStats, MeanCi, RateLimited
-from sim.analysis.fleet_summary import load_point, offered_load, overload
+from sim.analysis.fleet_summary import load_point, overload
 from sim.analysis.metrics import Metric
 from sim.analysis.rate_limit_model import overload_reason
 from sim.analysis.results import Latency, RunResult
@@ -60,10 +60,11 @@ def _result(
     demand: FleetDemand,
     point: FleetPoint,
 ) -> RunResult:
-    offered = offered_load(scenario, transport) if scenario.load.kind == "open" else None
+    rate = scenario.load.rollouts_per_s
+    offered = demand.offered_load(rate) if scenario.load.kind == "open" else None
     reason = None
     if not point.stable:
-        cap_reason = overload_reason(demand.rate_cap, scenario.load.rollouts_per_s)
+        cap_reason = overload_reason(demand.rate_cap, rate)
         why = (
             cap_reason
             or overload(offered)

@@ -112,6 +112,11 @@ class FleetDemand:
         pool = max(per_server, key=per_server.get)
         return pool, per_server[pool]
 
+    def offered_load(self, rollouts_per_s: float) -> dict[Pool, float]:
+        """Offered load per pool under open arrivals at ``rollouts_per_s``: arrival rate x
+        demand per rollout / servers (>= 1 means the queue grows forever)."""
+        return {pool: rollouts_per_s * d.demand_s / d.servers for pool, d in self.pools.items()}
+
     def saturation_agents(self) -> float:
         """N* = (think + e2e) / the bottleneck's demand per server, or times the rate limits'
         cap when that is lower: the population at which the asymptotic bounds on

@@ -60,9 +60,7 @@ def offered_load(scenario: Scenario, transport: Transport) -> dict[Pool, float]:
     """Offered load per pool under open arrivals: arrival rate x demand per rollout /
     servers (>= 1 means the queue grows forever).  Inference at the lone-stream decode
     rate, a lower bound."""
-    demand = fleet_demand(scenario, transport)
-    rate = scenario.load.rollouts_per_s
-    return {pool: rate * d.demand_s / d.servers for pool, d in demand.pools.items()}
+    return fleet_demand(scenario, transport).offered_load(scenario.load.rollouts_per_s)
 
 
 def fleet_result(
@@ -174,9 +172,10 @@ def _stability(
 ) -> tuple[bool, dict[Pool, float] | None, str | None]:
     if scenario.load.kind == "closed":
         return True, None, None
-    offered = offered_load(scenario, transport)
-    cap = fleet_demand(scenario, transport).rate_cap
-    reason = overload(offered) or overload_reason(cap, scenario.load.rollouts_per_s)
+    demand = fleet_demand(scenario, transport)
+    rate = scenario.load.rollouts_per_s
+    offered = demand.offered_load(rate)
+    reason = overload(offered) or overload_reason(demand.rate_cap, rate)
     if reason is None:
         return True, offered, None
     backlog = float(np.mean([r.mean_in_system for r in replications]))
