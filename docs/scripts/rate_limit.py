@@ -67,8 +67,8 @@ def comparison() -> str:
                 f"{a.admitted_requests_per_min.mean:,.0f}",
                 f"{d.refused_per_request:.2f}",
                 f"{a.refused_per_request:.2f}",
-                f"{d.wait_s_per_turn:.3f}",
-                f"{a.wait_s_per_turn:.3f}",
+                f"{d.refused_s_per_turn:.3f}",
+                f"{a.refused_s_per_turn:.3f}",
             ]
         body.append(
             [

@@ -55,14 +55,14 @@ class RateLimited:
     """Requests admitted per minute per organization."""
     refused_per_request: float
     """429 answers per admitted request."""
-    wait_s_per_turn: float
+    refused_s_per_turn: float
     """Seconds per turn spent refused: the 429s' round trips and retry-afters."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             Metric.ADMITTED_REQUESTS_PER_MIN.value: self.admitted_requests_per_min.to_json(),
             Metric.REFUSED_PER_REQUEST.value: self.refused_per_request,
-            Metric.REFUSED_S_PER_TURN.value: self.wait_s_per_turn,
+            Metric.REFUSED_S_PER_TURN.value: self.refused_s_per_turn,
         }
 
 

@@ -237,7 +237,7 @@ def table_notes(results: list[RunResult]) -> list[str]:
                 f"rate limit at {r.fleet.load.label}: "
                 f"{limited.admitted_requests_per_min.mean:,.0f} requests/min admitted per "
                 f"organization, {limited.refused_per_request:.2f} 429s per request, "
-                f"{limited.wait_s_per_turn:.3f} s refused per turn (in the retry stage)"
+                f"{limited.refused_s_per_turn:.3f} s refused per turn (in the retry stage)"
             )
         if r.stable and not r.fleet.steady_state_reached:
             notes.append(

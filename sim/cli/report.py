@@ -41,7 +41,7 @@ def fleet_line(result: RunResult) -> str:
         limited = (
             f"rate limit: {r.admitted_requests_per_min.mean:.0f} requests/min admitted per "
             f"organization, {r.refused_per_request:.2f} 429s per request, "
-            f"{r.wait_s_per_turn:.3f} s refused per turn; "
+            f"{r.refused_s_per_turn:.3f} s refused per turn; "
         )
     return (
         f"throughput {fleet.throughput[Metric.TURNS_PER_S].mean:.1f} turns/s, "

@@ -64,7 +64,7 @@ class Simulation:
         faults: np.random.Generator,
         routing: np.random.Generator,
         record_starts: bool = True,
-        rate_limit: np.random.Generator | None = None,
+        retry_spread: np.random.Generator | None = None,
     ) -> None:
         self.scenario, self.transport, self.replication = scenario, transport, replication
         self.record_starts = record_starts
@@ -94,7 +94,7 @@ class Simulation:
             else None
         )
         limited = contended and scenario.rate_limit.limits
-        self.limiter = RateLimiter(scenario, self.env, window, rate_limit) if limited else None
+        self.limiter = RateLimiter(scenario, self.env, window, retry_spread) if limited else None
         self._side_pool = {side: self.pools[side.info.pool] for side in Side}
         self._parallel_column = side_wait_column(_PARALLEL)
         self._steps = [

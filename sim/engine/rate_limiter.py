@@ -75,11 +75,16 @@ class RateLimiter:
         self.window_start_s, self.window_end_s = window
         self.resolution_s = r.retry_after_resolution_s
         self.half_rtt_s = scenario.network.rtt_ms * 1e-3 / 2.0
-        limits = [(1.0, r.requests_per_minute), (None, r.tokens_per_minute)]
+        limits = [(False, r.requests_per_minute), (True, r.tokens_per_minute)]
         self.buckets = [
-            [(unit, _Bucket(per_minute, r.burst_s)) for unit, per_minute in limits if per_minute]
+            [
+                (counts_tokens, _Bucket(per_minute, r.burst_s))
+                for counts_tokens, per_minute in limits
+                if per_minute
+            ]
             for _ in range(r.organizations)
         ]
+        """Per organization: (whether the bucket counts tokens rather than requests, it)."""
         self.admitted = 0
         """Requests admitted inside the measured window (every organization)."""
         self.refused = 0
@@ -97,8 +102,8 @@ class RateLimiter:
         if wait_s > 0.0:
             self.refused += counted
             return max(1, math.ceil(wait_s / self.resolution_s - _SLACK)) * self.resolution_s
-        for unit, bucket in buckets:
-            bucket.level -= tokens if unit is None else unit
+        for counts_tokens, bucket in buckets:
+            bucket.level -= tokens if counts_tokens else 1.0
         self.admitted += counted
         return 0.0
 
