@@ -21,7 +21,7 @@ from sim.dashboard.panel import scenario_panel
 from sim.dashboard.style import readable_text
 from sim.dashboard.sweep_view import sweep_view
 from sim.dashboard.views import amdahl_view, budget_view, rollout_view, scaling_view
-from sim.engine.transports import Transport
+from sim.turn.transports import Transport
 
 
 def main() -> None:

@@ -20,10 +20,10 @@ from typing import Any
 
 from benchmarks.run import machine
 from models.loading import load_scenario
-from sim.analysis.capacity import Slo, SloMetric
-from sim.analysis.capacity_search import search_all
-from sim.engine.transports import Transport
+from sim.capacity.objectives import Slo, SloMetric
+from sim.capacity.search import search_all
 from sim.sweep.workers import replication_workers
+from sim.turn.transports import Transport
 
 OUTPUT = Path(__file__).resolve().parent / "results-capacity.json"
 QUICK_OUTPUT = Path(__file__).resolve().parent / "results-capacity-quick.json"

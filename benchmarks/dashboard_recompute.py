@@ -18,6 +18,7 @@ from collections.abc import Callable
 from itertools import cycle
 
 from models.loading import load_scenario
+from sim.analytic.agent.engine import expect
 from sim.dashboard.data import (
     DEFAULT_TRANSPORTS,
     amdahl_frame,
@@ -30,8 +31,7 @@ from sim.dashboard.data import (
 from sim.dashboard.knobs import KNOBS, apply
 from sim.dashboard.rescale import decode_tps
 from sim.dashboard.slopes import slopes
-from sim.engine.analytic import expect
-from sim.engine.transports import Transport
+from sim.turn.transports import Transport
 
 PRESET = "codex-spark"
 GOAL_MS = 100.0

@@ -25,9 +25,9 @@ import simpy
 from models.loading import load_scenario
 from models.scenario import Scenario
 from models.stages import STAGES, Stage
-from sim.engine.analytic import expect
-from sim.engine.runners import simulate_fleet
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import expect
+from sim.des.runners import simulate_fleet
+from sim.turn.transports import Transport
 
 OUTPUT = Path(__file__).resolve().parent / "results-fleet.json"
 TOOL_CALLS = 30
@@ -157,7 +157,7 @@ def peak_memory(agents: int) -> dict[str, float]:
     code = (
         "import json, resource, tracemalloc\n"
         "from benchmarks.fleet import one_rollout_each, run_engine\n"
-        "from sim.engine.transports import Transport\n"
+        "from sim.turn.transports import Transport\n"
         f"scenario = one_rollout_each({agents})\n"
         "tracemalloc.start()\n"
         "turns = run_engine(scenario, Transport.WS)\n"

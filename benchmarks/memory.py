@@ -28,9 +28,9 @@ import numpy as np
 
 from models.loading import load_scenario
 from models.stages import STAGES
-from sim.engine.records import RolloutRecords
-from sim.engine.runners import simulate
-from sim.engine.transports import Transport
+from sim.des.runners import simulate
+from sim.turn.records import RolloutRecords
+from sim.turn.transports import Transport
 
 SCENARIO = "codex-spark"
 METHODS = ("tracemalloc", "rss")

@@ -29,8 +29,8 @@ from benchmarks.speed import (
     stage_means_s,
 )
 from models.loading import load_scenario
-from sim.engine.runners import simulate
-from sim.engine.transports import Transport
+from sim.des.runners import simulate
+from sim.turn.transports import Transport
 
 OUTPUTS = {
     "full": Path(__file__).resolve().parent / "results.json",

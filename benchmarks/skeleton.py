@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import simpy
 
-from sim.engine.streams import BLOCK_ROLLOUTS
+from sim.des.streams import BLOCK_ROLLOUTS
 
 
 def run_skeleton(turns_per_rollout: Sequence[int], durations_s: np.ndarray) -> float:

@@ -18,9 +18,9 @@ from benchmarks.events import counted_events
 from benchmarks.skeleton import run_skeleton
 from models.scenario import Scenario
 from models.stages import STAGES, Stage
-from sim.engine.analytic import expect
-from sim.engine.runners import simulate
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import expect
+from sim.des.runners import simulate
+from sim.turn.transports import Transport
 
 
 @dataclass(frozen=True)

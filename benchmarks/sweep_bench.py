@@ -38,14 +38,14 @@ from typing import Any
 
 from models.loading import raw_scenario
 from sim.analysis.run import Engine, Run, execute
-from sim.engine.analytic import expect, expect_columns, expect_many
-from sim.engine.columns import column_form
-from sim.engine.transports import Transport
+from sim.analytic.agent.columns import column_form
+from sim.analytic.agent.engine import expect, expect_columns, expect_many
 from sim.sweep.execute import chunk_tasks, run_sweep, sweep_context
 from sim.sweep.points import point_scenario
 from sim.sweep.rows import run_rows, to_table
 from sim.sweep.sweepfile import Sweep, SweepFile, load_sweep
 from sim.sweep.tasks import Context, Task, analytic_scenario, run_chunk_table
+from sim.turn.transports import Transport
 
 AMDAHL = Path(__file__).resolve().parent.parent / "sweeps" / "amdahl.toml"
 ROTATING = ("connection.ws_lifetime_s", 13.0)

@@ -21,10 +21,10 @@ import pytest
 from support import CORE_PRESETS, scenario
 
 from models.stages import STAGE_COLUMN, STAGES, Stage
-from sim.engine.analytic import Approximation, Expectation, expect
-from sim.engine.records import RolloutRecords
-from sim.engine.runners import simulate
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import Approximation, Expectation, expect
+from sim.des.runners import simulate
+from sim.turn.records import RolloutRecords
+from sim.turn.transports import Transport
 
 ROLLOUTS = 4000
 Z_TOLERANCE = 4.0

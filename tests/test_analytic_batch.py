@@ -22,13 +22,13 @@ from models.loading import raw_scenario
 from models.scenario import Scenario
 from sim.analysis.run import Engine, Spec, execute
 from sim.analysis.summary import compare, summarize
-from sim.engine import analytic
-from sim.engine.analytic import Approximation, Expectation, expect, expect_many
-from sim.engine.transports import Transport
+from sim.analytic.agent import engine as analytic
+from sim.analytic.agent.engine import Approximation, Expectation, expect, expect_many
 from sim.sweep import tasks as sweep_tasks
 from sim.sweep.points import point_scenario
 from sim.sweep.rows import flatten
 from sim.sweep.tasks import Context, Task, run_chunk
+from sim.turn.transports import Transport
 from tests.support import CORE_PRESETS
 
 

@@ -28,11 +28,11 @@ from models.scenario import Scenario
 from models.stages import STAGES, Stage
 from sim.analysis.run import Engine, execute, parse_spec
 from sim.analysis.summary import compare
+from sim.analytic.agent.engine import expect
 from sim.dashboard.fields import scenario_fields
 from sim.dashboard.knobs import COVERED_PATHS, DECODE, HARDWARE, KNOBS
 from sim.dashboard.rescale import decode_tps, with_decode_tps
-from sim.engine.analytic import expect
-from sim.engine.transports import Transport
+from sim.turn.transports import Transport
 
 UP, DOWN = 1, -1
 HTTP, WS = "http", "ws"

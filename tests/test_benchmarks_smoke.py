@@ -17,9 +17,9 @@ from benchmarks.speed import (
 )
 from models.loading import load_scenario
 from models.stages import STAGES
-from sim.engine.runners import simulate
-from sim.engine.streams import BLOCK_ROLLOUTS
-from sim.engine.transports import Transport
+from sim.des.runners import simulate
+from sim.des.streams import BLOCK_ROLLOUTS
+from sim.turn.transports import Transport
 
 ROLLOUTS = 3
 

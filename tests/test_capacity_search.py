@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from models.loading import load_scenario
-from sim.analysis.capacity import Slo, SloMetric, evaluation, with_agents
-from sim.analysis.capacity_estimate import SloEstimate
-from sim.analysis.capacity_search import search
 from sim.analysis.fleet_summary import run_fleet
-from sim.engine.analytic import expect
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import expect
+from sim.capacity.estimate import SloEstimate
+from sim.capacity.objectives import Slo, SloMetric, evaluation, with_agents
+from sim.capacity.search import search
+from sim.turn.transports import Transport
 
 TINY = str(Path(__file__).parent / "data" / "tiny-fleet.toml")
 REPLICATIONS = 4

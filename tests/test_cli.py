@@ -13,7 +13,7 @@ from support import CliResult, assert_one_line_error, scenario
 
 from models.loading import load_scenario, preset_names
 from models.stages import STAGES
-from sim.engine.transports import Transport
+from sim.turn.transports import Transport
 
 Cli = Callable[..., CliResult]
 LOOPBUDGET = Path(sys.executable).with_name("loopbudget")

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from models.distributions import Constant, LogNormal
 from models.loading import load_scenario
 from models.scenario import Scenario
-from sim.engine.columns import ObjectColumn, column_class, column_form
+from sim.analytic.agent.columns import ObjectColumn, column_class, column_form
 
 
 def scenarios() -> list[Scenario]:

@@ -9,13 +9,13 @@ from support import scenario
 
 from models.distributions import Constant, LogNormal
 from models.stages import STAGE_COLUMN, Stage
-from sim.analysis.trace import trace_events
-from sim.engine.analytic import Approximation, expect, expect_many
-from sim.engine.capped import capped
-from sim.engine.context_grid import context_law
-from sim.engine.draws import draw_turns
-from sim.engine.runners import simulate
-from sim.engine.transports import Transport
+from sim.analytic.agent.capped import capped
+from sim.analytic.agent.context_grid import context_law
+from sim.analytic.agent.engine import Approximation, expect, expect_many
+from sim.des.draws import draw_turns
+from sim.des.runners import simulate
+from sim.report.chrome_trace import trace_events
+from sim.turn.transports import Transport
 
 COMPACTING = ("compaction.threshold_tokens=30000", "compaction.summary_tokens=3000")
 COMPACT = STAGE_COLUMN[Stage.COMPACT]

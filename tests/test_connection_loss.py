@@ -28,10 +28,11 @@ from support import scenario
 
 from models.scenario import Scenario
 from sim.analysis.stats import mean_ci95
-from sim.engine import analytic, connection_loss
-from sim.engine.analytic import Approximation, expect
-from sim.engine.runners import simulate
-from sim.engine.transports import Transport
+from sim.analytic.agent import connection_loss
+from sim.analytic.agent import engine as analytic
+from sim.analytic.agent.engine import Approximation, expect
+from sim.des.runners import simulate
+from sim.turn.transports import Transport
 
 ROLLOUTS = 8000
 CALLS = "workload.tool_calls_per_rollout=30"

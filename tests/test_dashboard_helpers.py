@@ -24,7 +24,7 @@ from sim.dashboard.fields import lookup, scenario_fields
 from sim.dashboard.io import scenario_from_upload, scenario_toml
 from sim.dashboard.knobs import DECODE, DECODE_MARKS_TPS, KNOBS, apply
 from sim.dashboard.rescale import decode_tps, mean_tool_time_s
-from sim.engine.transports import Transport
+from sim.turn.transports import Transport
 
 
 def test_toml_round_trip_of_every_preset() -> None:

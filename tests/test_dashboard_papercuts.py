@@ -20,9 +20,9 @@ from models.loading import load_scenario
 from models.stages import STAGES, Stage
 from sim.dashboard import charts, data, downloads
 from sim.dashboard.slopes import SLOPE_CALLS, local_slope, slopes
-from sim.engine.transports import Transport
 from sim.sweep.execute import run_sweep
 from sim.sweep.sweepfile import load_sweep
+from sim.turn.transports import Transport
 
 MIN_PX = 14
 

@@ -17,7 +17,7 @@ import pytest
 
 from docs.scripts import regenerate
 from docs.scripts.markdown import fill
-from sim.engine.transports import Transport
+from sim.turn.transports import Transport
 
 MINUS = "\N{MINUS SIGN}"
 """Prose writes negative numbers with a true minus sign."""

@@ -22,10 +22,10 @@ from models.distributions import SAMPLE_CHUNK, Distribution
 from models.retry_policy import wait_after_failure_s
 from models.scenario import Scenario
 from models.workload import Workload
-from sim.engine.compaction import without_compaction
-from sim.engine.draws import draw_turns
-from sim.engine.streams import BLOCK_ROLLOUTS, Draw, stream
-from sim.engine.turns import Turns, history
+from sim.des.draws import draw_turns
+from sim.des.streams import BLOCK_ROLLOUTS, Draw, stream
+from sim.turn.compaction import without_compaction
+from sim.turn.turns import Turns, history
 
 _ADAPTER = TypeAdapter(Distribution)
 

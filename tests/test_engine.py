@@ -17,9 +17,9 @@ from models.scenario import Scenario
 from models.stages import STAGE_COLUMN, STAGES, Stage
 from sim.analysis.run import Engine, execute, parse_spec
 from sim.analysis.summary import summarize
-from sim.engine.records import RolloutRecords, TurnRecords
-from sim.engine.runners import simulate
-from sim.engine.transports import Transport
+from sim.des.runners import simulate
+from sim.turn.records import RolloutRecords, TurnRecords
+from sim.turn.transports import Transport
 
 STRESS = (
     "connection.ws_drops_per_hour=600",

@@ -22,13 +22,13 @@ from support import CORE_PRESETS, scenario
 from models.costs import parallel_margin_s
 from models.stages import STAGE_COLUMN, Stage
 from sim.analysis.stats import mean_ci95
-from sim.engine.analytic import Approximation, expect
-from sim.engine.columns import column_form
-from sim.engine.excess import expected_excess, margin_coefficients
-from sim.engine.expected_draws import expected_draws
-from sim.engine.layout import probe_turns, turn_count
-from sim.engine.runners import simulate
-from sim.engine.transports import Transport, turn_work
+from sim.analytic.agent.columns import column_form
+from sim.analytic.agent.engine import Approximation, expect
+from sim.analytic.agent.excess import expected_excess, margin_coefficients
+from sim.analytic.agent.expected_draws import expected_draws
+from sim.analytic.agent.layout import probe_turns, turn_count
+from sim.des.runners import simulate
+from sim.turn.transports import Transport, turn_work
 
 SAFETY = STAGE_COLUMN[Stage.SAFETY]
 PARALLEL_3 = "safety.parallel_per_1k_tokens_ms=3"

@@ -10,8 +10,8 @@ import pytest
 from support import CliResult, assert_one_line_error
 
 from models.stages import POOLS, STAGES
-from sim.analysis.export import read_records
 from sim.analysis.run import Engine, execute, load, parse_spec
+from sim.report.export import read_records
 
 Cli = Callable[..., CliResult]
 ROLLOUTS = 6

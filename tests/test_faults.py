@@ -22,16 +22,16 @@ import sim.cli.app
 import sim.cli.load
 from models.errors import ScenarioError
 from sim.analysis.estimates import fleet_need, single_agent_need
-from sim.analysis.trace import write_trace
 from sim.cli.output import json_text
 from sim.dashboard.sweeps import inside_root
-from sim.engine.runners import simulate, simulate_fleet
-from sim.engine.transports import Transport
+from sim.des.runners import simulate, simulate_fleet
+from sim.report.chrome_trace import write_trace
 from sim.sweep import cluster
 from sim.sweep.execute import run_sweep
 from sim.sweep.lock import writer_lock
 from sim.sweep.store import read_results
 from sim.sweep.sweepfile import load_sweep
+from sim.turn.transports import Transport
 
 Cli = Callable[..., CliResult]
 SMALL = BAD / "sweep-small.toml"

@@ -18,12 +18,12 @@ from support import CliResult, assert_one_line_error
 
 from models.loading import load_scenario
 from models.stages import POOLS
-from sim.analysis.capacity import SLO_METRICS, Slo, SloMetric, evaluation, with_agents
-from sim.analysis.fleet_demand import fleet_demand
-from sim.analysis.fleet_model import closed_curve
 from sim.analysis.fleet_summary import run_fleet
-from sim.engine.analytic import expect
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import expect
+from sim.analytic.fleet.demand import fleet_demand
+from sim.analytic.fleet.network import closed_curve
+from sim.capacity.objectives import SLO_METRICS, Slo, SloMetric, evaluation, with_agents
+from sim.turn.transports import Transport
 
 Cli = Callable[..., CliResult]
 TINY = str(Path(__file__).parent / "data" / "tiny-fleet.toml")

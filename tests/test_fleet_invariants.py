@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from models.loading import load_scenario
 from models.scenario import Scenario
 from models.stages import POOLS, STAGE_COLUMN, Stage
-from sim.engine.draws import draw_turns
-from sim.engine.replication import Replication
-from sim.engine.runners import simulate_fleet
-from sim.engine.transports import Transport
+from sim.des.draws import draw_turns
+from sim.des.replication import Replication
+from sim.des.runners import simulate_fleet
+from sim.turn.transports import Transport
 
 TINY = str(Path(__file__).parent / "data" / "tiny-fleet.toml")
 QUEUE = STAGE_COLUMN[Stage.QUEUE]

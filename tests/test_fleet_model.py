@@ -21,11 +21,11 @@ import pytest
 from models.loading import load_scenario
 from models.scenario import Scenario
 from models.stages import Pool
-from sim.analysis.fleet_demand import fleet_demand
-from sim.analysis.fleet_model import closed_curve
-from sim.engine.replication import Replication
-from sim.engine.runners import simulate_fleet
-from sim.engine.transports import Transport
+from sim.analytic.fleet.demand import fleet_demand
+from sim.analytic.fleet.network import closed_curve
+from sim.des.replication import Replication
+from sim.des.runners import simulate_fleet
+from sim.turn.transports import Transport
 
 BOTTLENECK_SHARES = (0.3, 0.55, 0.8)
 REPLICATIONS = {Transport.HTTP: 2, Transport.WS: 1}

@@ -27,9 +27,9 @@ import pytest
 from models.loading import load_scenario
 from models.scenario import Scenario
 from models.stages import STAGE_COLUMN, Stage
-from sim.engine.replication import Replication
-from sim.engine.runners import simulate_fleet
-from sim.engine.transports import Transport
+from sim.des.replication import Replication
+from sim.des.runners import simulate_fleet
+from sim.turn.transports import Transport
 
 DATA = Path(__file__).parent / "data"
 QUEUE = STAGE_COLUMN[Stage.QUEUE]

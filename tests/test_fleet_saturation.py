@@ -16,9 +16,9 @@ import pytest
 from models.loading import load_scenario
 from models.scenario import Scenario
 from sim.analysis.fleet_summary import fleet_result, offered_load, run_fleet
-from sim.engine.analytic import expect
-from sim.engine.replication import Replication
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import expect
+from sim.des.replication import Replication
+from sim.turn.transports import Transport
 
 OVERLOAD = (
     "load.kind='open'",

@@ -21,12 +21,12 @@ from models.loading import load_scenario
 from models.scenario import Scenario
 from models.stages import STAGE_COLUMN, STAGES, Stage
 from sim.analysis.fleet_summary import run_fleet
-from sim.engine.analytic import expect
-from sim.engine.records import RolloutRecords, concatenate
-from sim.engine.replication import Replication
-from sim.engine.runners import simulate
-from sim.engine.streams import BLOCK_ROLLOUTS
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import expect
+from sim.des.replication import Replication
+from sim.des.runners import simulate
+from sim.des.streams import BLOCK_ROLLOUTS
+from sim.turn.records import RolloutRecords, concatenate
+from sim.turn.transports import Transport
 
 Z_TOLERANCE = 4.0
 SLACK_S = 1e-9

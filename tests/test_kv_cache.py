@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from models.kv_cache import Eviction
-from sim.analysis.che import characteristic_time_s, hit_rate
-from sim.engine.replica_prefixes import ReplicaPrefixes
+from sim.analytic.fleet.che import characteristic_time_s, hit_rate
+from sim.des.replica_prefixes import ReplicaPrefixes
 
 REQUESTS = 120_000
 WARMUP = 20_000

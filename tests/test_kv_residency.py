@@ -11,12 +11,12 @@ import pytest
 from models.loading import load_scenario
 from models.scenario import Scenario
 from models.stages import STAGE_COLUMN, Stage
-from sim.engine.analytic import expect
-from sim.engine.draws import draw_turns
-from sim.engine.records import RolloutRecords, TurnRecords
-from sim.engine.runners import simulate, simulate_fleet
-from sim.engine.transports import Transport
-from sim.engine.turns import Turns
+from sim.analytic.agent.engine import expect
+from sim.des.draws import draw_turns
+from sim.des.runners import simulate, simulate_fleet
+from sim.turn.records import RolloutRecords, TurnRecords
+from sim.turn.transports import Transport
+from sim.turn.turns import Turns
 
 ROLLOUTS = 40
 RESIDENT = ("kv_cache.residency=true", "kv_cache.ttl_s=86400.0")

@@ -1,4 +1,5 @@
-"""The folders are layers: models <- engine <- analysis <- front-ends: sweep, testbed; cli, ui, api.
+"""The folders are layers: models <- turn <- the two engines (des | analytic) <- analysis <-
+capacity, report <- front-ends: sweep, testbed; cli, dashboard, api.
 
 Every import of every module (function-level imports included) is parsed, and
 a module may import only its own layer and the layers below it.  The sweep and
@@ -19,15 +20,23 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = {
     "models": 0,
-    "sim.engine": 1,
-    "sim.analysis": 2,
-    "sim.sweep": 3,
-    "sim.testbed": 3,
-    "sim.cli": 4,
-    "sim.dashboard": 4,
-    "sim.api": 4,
+    "sim.turn": 1,
+    "sim.des": 2,
+    "sim.analytic.agent": 2,
+    "sim.analytic.fleet": 3,
+    "sim.analysis": 4,
+    "sim.capacity": 5,
+    "sim.report": 5,
+    "sim.sweep": 6,
+    "sim.testbed": 6,
+    "sim.cli": 7,
+    "sim.dashboard": 7,
+    "sim.api": 7,
 }
-"""Rank of each layer; a module imports ranks at or below its own."""
+"""Rank of each layer; a module imports ranks at or below its own, never a sibling's."""
+APART = {("sim.des", "sim.analytic.agent"), ("sim.des", "sim.analytic.fleet")}
+"""The two engines: neither imports the other (the analytic fleet sits above the analytic
+agent it builds on, and beside the DES)."""
 OPTIONAL = {
     "streamlit": "dashboard",
     "dask": "sweep",
@@ -70,7 +79,8 @@ def imports(path: Path, top_level_only: bool = False) -> list[str]:
 
 
 def test_every_module_belongs_to_a_layer() -> None:
-    orphans = [name for name, _ in modules() if layer_of(name) is None and name != "sim"]
+    containers = {"sim", "sim.analytic"}
+    orphans = [name for name, _ in modules() if layer_of(name) is None and name not in containers]
     assert orphans == []
 
 
@@ -85,7 +95,10 @@ def test_imports_point_down_the_layers(name: str, path: Path) -> None:
             continue
         assert LAYERS[target] <= LAYERS[own], f"{name} imports {imported} (a higher layer)"
         if LAYERS[target] == LAYERS[own]:
-            assert target == own, f"{name} imports {imported} (a sibling front-end)"
+            assert target == own, f"{name} imports {imported} (a sibling layer)"
+        assert (own, target) not in APART and (target, own) not in APART, (
+            f"{name} imports {imported} (the DES and the analytic engine stay apart)"
+        )
 
 
 @pytest.mark.parametrize(("name", "path"), modules(), ids=[name for name, _ in modules()])
@@ -117,7 +130,8 @@ def test_the_engine_and_the_command_line_import_without_the_optional_groups() ->
         "        if name.split('.')[0] in BLOCKED:\n"
         "            raise ImportError('blocked: ' + name)\n"
         "sys.meta_path.insert(0, Block())\n"
-        "import sim.cli.app, sim.engine.runners, sim.engine.analytic, sim.analysis.summary\n"
+        "import sim.cli.app, sim.des.runners, sim.analysis.summary\n"
+        "import sim.analytic.agent.engine\n"
         "sim.cli.app.app.main(['compare', 'codex-spark:http', 'codex-spark:ws', '-n', '5'],"
         " standalone_mode=False)\n"
     )

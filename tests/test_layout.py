@@ -1,7 +1,7 @@
 """The expected rollout: reach and last-turn probabilities, and the probe reduction.
 
 The engine reads every per-turn cost at five probe turns and sums a rollout
-from weighted sums over k (``sim.engine.layout``): exact because each cost of
+from weighted sums over k (``sim.analytic.agent.layout``): exact because each cost of
 turn k >= 1 is affine in k and in P(last).  Here that claim is checked against
 the direct evaluation: every turn of the longest rollout laid out, its work
 and stage costs computed, blended cold/warm and weighted by the probability of
@@ -22,13 +22,14 @@ from models.costs import stage_costs
 from models.loading import raw_scenario
 from models.scenario import Scenario
 from models.stages import STAGES, Stage
-from sim.engine import analytic, connection_loss
-from sim.engine.analytic import expect
-from sim.engine.columns import column_form
-from sim.engine.expected_draws import expected_draws
-from sim.engine.layout import expected_turns, turn_count
-from sim.engine.transports import Transport, turn_work
+from sim.analytic.agent import connection_loss
+from sim.analytic.agent import engine as analytic
+from sim.analytic.agent.columns import column_form
+from sim.analytic.agent.engine import expect
+from sim.analytic.agent.expected_draws import expected_draws
+from sim.analytic.agent.layout import expected_turns, turn_count
 from sim.sweep.points import point_scenario
+from sim.turn.transports import Transport, turn_work
 
 
 def test_reach_and_last_follow_the_tool_call_distribution() -> None:

@@ -9,12 +9,12 @@ from support import scenario
 
 from models.distributions import Empirical, Exponential
 from models.stages import STAGE_COLUMN, Stage
-from sim.engine.analytic import Approximation, expect
-from sim.engine.draws import draw_turns
-from sim.engine.parallel_tools import expected_maximum, turn_tool_time
-from sim.engine.runners import simulate
-from sim.engine.transports import Transport
-from sim.engine.turns import history
+from sim.analytic.agent.engine import Approximation, expect
+from sim.analytic.agent.parallel_tools import expected_maximum, turn_tool_time
+from sim.des.draws import draw_turns
+from sim.des.runners import simulate
+from sim.turn.transports import Transport
+from sim.turn.turns import history
 
 CALLS = (
     "workload.parallel_calls_per_turn={kind='empirical', values=[1, 2, 3, 4], weights=[1, 1, 1, 1]}"

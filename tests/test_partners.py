@@ -10,9 +10,9 @@ import pytest
 from support import scenario
 
 from models.loading import preset_names
-from sim.engine.analytic import expect
-from sim.engine.runners import simulate
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import expect
+from sim.des.runners import simulate
+from sim.turn.transports import Transport
 
 PINNED = [
     ("vercel-ai-sdk", "4.77680930496", "3.78502367807", "0.201964716548"),

@@ -12,10 +12,10 @@ import pytest
 
 from models.loading import load_scenario
 from models.stages import POOLS, Pool
-from sim.analysis.fleet_demand import FleetDemand, PoolDemand, fleet_demand
-from sim.analysis.fleet_model import closed_curve, open_point
-from sim.analysis.queueing import closed_mva, erlang_c, mmc_wait_s
-from sim.engine.transports import Transport
+from sim.analytic.fleet.demand import FleetDemand, PoolDemand, fleet_demand
+from sim.analytic.fleet.network import closed_curve, open_point
+from sim.analytic.fleet.queueing import closed_mva, erlang_c, mmc_wait_s
+from sim.turn.transports import Transport
 
 
 def repairman(machines: int, repairmen: int, repair_s: float, up_s: float) -> tuple[float, float]:

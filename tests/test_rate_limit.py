@@ -12,11 +12,11 @@ from models.stages import STAGE_COLUMN, Stage
 from sim.analysis.estimates import TURNS_PER_REFUSAL, fleet_need
 from sim.analysis.fleet_analytic import analytic_points
 from sim.analysis.fleet_summary import fleet_result
-from sim.analysis.trace import trace_events
 from sim.dashboard.load import rate_limit_notes
-from sim.engine.rate_limiter import RateLimiter
-from sim.engine.runners import simulate_fleet
-from sim.engine.transports import Transport
+from sim.des.rate_limit import RateLimiter
+from sim.des.runners import simulate_fleet
+from sim.report.chrome_trace import trace_events
+from sim.turn.transports import Transport
 
 FLEET = (
     "load.agents=40",

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from support import scenario
 
-from sim.engine.analytic import expect
-from sim.engine.runners import simulate
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import expect
+from sim.des.runners import simulate
+from sim.turn.transports import Transport
 
 
 def significant(value: float) -> str:

@@ -14,10 +14,10 @@ from models.retry_policy import (
     wait_after_failure_s,
 )
 from models.stages import STAGE_COLUMN, Stage
-from sim.engine.analytic import expect
-from sim.engine.draws import draw_turns
-from sim.engine.runners import simulate
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import expect
+from sim.des.draws import draw_turns
+from sim.des.runners import simulate
+from sim.turn.transports import Transport
 
 ERRORS = "retries.server_error_prob=0.2"
 

@@ -7,7 +7,7 @@ lifetime L and no drops a session spanning T opens between
 floor(T / (L + g)) + 1 and ceil(T / L) connections (g the longest gap between
 two requests, by which a rotation may be noticed late); with drops only, the
 drops are a Poisson process of rate lambda over the session.  The analytic
-engine's stationary renewal (``sim.engine.session_connection``) is compared
+engine's stationary renewal (``sim.analytic.agent.session_connection``) is compared
 with the DES within its 95% CI, for one agent and for a closed fleet.
 """
 
@@ -21,10 +21,10 @@ from support import scenario
 
 from models.scenario import Scenario
 from sim.analysis.stats import mean_ci95
-from sim.engine.analytic import Approximation, expect
-from sim.engine.runners import simulate, simulate_fleet
-from sim.engine.streams import BLOCK_ROLLOUTS
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import Approximation, expect
+from sim.des.runners import simulate, simulate_fleet
+from sim.des.streams import BLOCK_ROLLOUTS
+from sim.turn.transports import Transport
 
 ROLLOUTS = 8192
 """Eight sessions: the CI of connections per rollout is about +-0.008 at 0.15."""

@@ -9,8 +9,8 @@ import pytest
 
 from models.errors import ScenarioError
 from sim.analysis.run import Engine
-from sim.engine.transports import Transport
 from sim.sweep.sweepfile import MAX_RUNS, load_sweep
+from sim.turn.transports import Transport
 
 HEAD = """
 name = "t"

@@ -15,9 +15,9 @@ from matplotlib.axes import Axes
 from plot_support import assert_written, bars, by_x, cells, lines, rows
 
 from models.loading import load_scenario
-from sim.engine.analytic import expect
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import expect
 from sim.sweep.results_table import Results
+from sim.turn.transports import Transport
 
 SWEEPS = Path(__file__).resolve().parent.parent / "sweeps"
 DECODE, CALLS = "inference.decode_tps", "workload.tool_calls_per_rollout"

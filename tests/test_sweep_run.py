@@ -14,13 +14,13 @@ import pytest
 from models.errors import ScenarioError
 from models.loading import load_scenario
 from sim.analysis.run import Spec
-from sim.engine.analytic import expect
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import expect
 from sim.sweep.cluster import client
 from sim.sweep.execute import _on_dask, chunk_tasks, run_sweep, sweep_context
 from sim.sweep.store import MANIFEST, SWEEP_FILE, ResultsDir, read_results
 from sim.sweep.sweepfile import load_sweep
 from sim.sweep.tasks import Context, run_chunk_table
+from sim.turn.transports import Transport
 
 ANALYTIC = """
 name = "grid"

@@ -14,11 +14,11 @@ import openai
 import pytest
 from support import CliResult, assert_one_line_error, scenario
 
-from sim.engine.transports import Transport
 from sim.testbed import clock
 from sim.testbed.server import DEFAULT_API_KEY, ServerSettings, emulator_process
 from sim.testbed.session import Request, run_testbed
 from sim.testbed.timescale import scale_time
+from sim.turn.transports import Transport
 
 Cli = Callable[..., CliResult]
 LOOPBUDGET = Path(sys.executable).with_name("loopbudget")

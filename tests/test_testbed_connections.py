@@ -12,9 +12,9 @@ import pytest
 from support import scenario
 from testbed_support import kept
 
-from sim.engine.transports import Transport
 from sim.testbed.results import LiveResult
 from sim.testbed.session import Request, run_testbed
+from sim.turn.transports import Transport
 
 ROLLOUTS = 6
 TIME_SCALE = 0.25

@@ -10,9 +10,9 @@ from support import scenario
 from testbed_support import kept
 
 from models.stages import POOLS
-from sim.engine.transports import Transport
 from sim.testbed.results import Key, LiveResult
 from sim.testbed.session import DEFAULT_FLEET_TIME_SCALE, Request, run_testbed
+from sim.turn.transports import Transport
 
 FLEET = str(Path(__file__).resolve().parents[1] / "docs" / "testbed-fleet.toml")
 E2E_MEAN_TOLERANCE = 0.10

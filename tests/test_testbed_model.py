@@ -9,17 +9,17 @@ from support import scenario
 
 from models.costs import stage_costs
 from models.stages import STAGES, Stage
-from sim.engine.analytic import expect
-from sim.engine.draws import draw_turns
-from sim.engine.runners import simulate
-from sim.engine.streams import Draw, stream
-from sim.engine.transports import Transport, turn_work
+from sim.analytic.agent.engine import expect
+from sim.des.draws import draw_turns
+from sim.des.runners import simulate
+from sim.des.streams import Draw, stream
 from sim.testbed.agent import Prompt
 from sim.testbed.emulator import SERVER_PHASES
 from sim.testbed.protocol import padded, text_of, tokens_in, tools_text
 from sim.testbed.script import Script, tool_kinds
 from sim.testbed.timescale import factor_of, scale_time
 from sim.testbed.work import Processed, Source, request_work
+from sim.turn.transports import Transport, turn_work
 
 SERVER_STAGES = tuple(s for s in STAGES if s.group.value in {"api", "safety", "inference"})
 

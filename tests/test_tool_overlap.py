@@ -9,10 +9,10 @@ from support import scenario
 
 from models.costs import post_cpu_s, stage_costs
 from models.stages import STAGE_COLUMN, Stage
-from sim.engine.analytic import expect
-from sim.engine.draws import draw_turns
-from sim.engine.runners import simulate
-from sim.engine.transports import Transport, turn_work
+from sim.analytic.agent.engine import expect
+from sim.des.draws import draw_turns
+from sim.des.runners import simulate
+from sim.turn.transports import Transport, turn_work
 
 EARLY = "client.tool_starts_on_call_item=true"
 

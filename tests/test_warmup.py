@@ -12,8 +12,8 @@ import pytest
 from models.loading import load_scenario
 from models.stages import POOLS
 from sim.analysis.warmup import mser5, steady_state
-from sim.engine.runners import simulate_fleet
-from sim.engine.transports import Transport
+from sim.des.runners import simulate_fleet
+from sim.turn.transports import Transport
 
 TINY = str(Path(__file__).parent / "data" / "tiny-fleet.toml")
 

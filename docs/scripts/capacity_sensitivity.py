@@ -14,11 +14,11 @@ from __future__ import annotations
 import time
 
 from models.loading import load_scenario
-from sim.analysis.capacity import Slo, SloMetric
-from sim.analysis.capacity_estimate import SloEstimate
-from sim.analysis.capacity_search import search_all
-from sim.engine.transports import Transport
+from sim.capacity.estimate import SloEstimate
+from sim.capacity.objectives import Slo, SloMetric
+from sim.capacity.search import search_all
 from sim.sweep.workers import replication_workers
+from sim.turn.transports import Transport
 
 SLOS = [Slo(SloMetric.TTFT_P95_S, 1.0), Slo(SloMetric.E2E_P95_S, 40.0)]
 BASE = ("load.duration_s=120",)

@@ -17,9 +17,9 @@ import numpy as np
 from docs.scripts.markdown import show, table
 from models.loading import load_scenario
 from models.stages import STAGE_COLUMN, Stage
-from sim.engine.analytic import expect
-from sim.engine.runners import simulate
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import expect
+from sim.des.runners import simulate
+from sim.turn.transports import Transport
 
 PRESET = "codex-spark"
 CALLS = (10, 20, 40, 80, 160, 320)

@@ -15,8 +15,8 @@ from scipy import stats
 
 from docs.scripts.markdown import Quote, about, percent, show
 from models.loading import load_scenario
-from sim.engine.analytic import Expectation, expect
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import Expectation, expect
+from sim.turn.transports import Transport
 
 PRESET = "codex-spark"
 SLOW_TOOL = "run_tests"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from docs.scripts.markdown import Quote, show
 from models.loading import load_scenario
 from sim.dashboard.slopes import slopes
-from sim.engine.transports import Transport
+from sim.turn.transports import Transport
 
 PAGE = "docs/dashboard.md"
 

@@ -17,10 +17,10 @@ from docs.scripts.markdown import Quote, percent, table
 from models.loading import load_scenario
 from models.stages import STAGE_COLUMN, Stage
 from sim.analysis.stats import mean_ci95, ratio_ci95
-from sim.engine.analytic import Expectation, expect
-from sim.engine.records import RolloutRecords
-from sim.engine.runners import simulate
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import Expectation, expect
+from sim.des.runners import simulate
+from sim.turn.records import RolloutRecords
+from sim.turn.transports import Transport
 
 ROLLOUTS = 20_000
 SWEEP_ROLLOUTS = 8_000

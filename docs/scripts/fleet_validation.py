@@ -18,10 +18,10 @@ import numpy as np
 
 from models.loading import load_scenario
 from models.stages import POOLS
-from sim.analysis.fleet_demand import fleet_demand
-from sim.analysis.fleet_model import closed_curve
-from sim.engine.runners import simulate_fleet
-from sim.engine.transports import Transport
+from sim.analytic.fleet.demand import fleet_demand
+from sim.analytic.fleet.network import closed_curve
+from sim.des.runners import simulate_fleet
+from sim.turn.transports import Transport
 
 REPLICATIONS = 2
 WINDOW = ("load.duration_s=300",)

@@ -17,8 +17,8 @@ from docs.scripts.markdown import Quote, about, percent, table
 from models.loading import load_scenario
 from models.scenario import Scenario
 from models.stages import STAGES, Stage
-from sim.engine.analytic import expect
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import expect
+from sim.turn.transports import Transport
 
 PRESET = "codex-spark"
 CALLS = (0, 5, 10, 20, 30, 40, 60, 80, 120)

@@ -15,11 +15,11 @@ from functools import cache
 from docs.scripts.markdown import Quote, percent, table
 from models.loading import load_scenario
 from models.scenario import Scenario
-from sim.analysis.capacity import with_agents
 from sim.analysis.fleet_analytic import analytic_points
-from sim.engine.analytic import Expectation, expect
-from sim.engine.runners import simulate, simulate_fleet
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import Expectation, expect
+from sim.capacity.objectives import with_agents
+from sim.des.runners import simulate, simulate_fleet
+from sim.turn.transports import Transport
 
 PRESET = "codex-spark"
 RESIDENT = "kv_cache.residency=true"

@@ -17,14 +17,14 @@ from functools import cache
 from docs.scripts.markdown import Quote, percent, show, table
 from models.loading import load_scenario
 from models.stages import Stage
-from sim.analysis.capacity import CapacityResult, Slo, SloMetric
-from sim.analysis.capacity import with_agents as closed
-from sim.analysis.capacity_search import search
-from sim.analysis.fleet_demand import fleet_demand
 from sim.analysis.fleet_summary import fleet_result, run_fleet
 from sim.analysis.metrics import Metric, Statistic
 from sim.analysis.results import RunResult
-from sim.engine.transports import Transport
+from sim.analytic.fleet.demand import fleet_demand
+from sim.capacity.objectives import CapacityResult, Slo, SloMetric
+from sim.capacity.objectives import with_agents as closed
+from sim.capacity.search import search
+from sim.turn.transports import Transport
 
 PAGE = "docs/load.md"
 PRESET, WINDOW = "codex-spark", "load.duration_s=120"

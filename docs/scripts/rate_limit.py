@@ -17,7 +17,7 @@ from models.loading import load_scenario
 from sim.analysis.fleet_analytic import analytic_points
 from sim.analysis.fleet_summary import fleet_result, run_fleet
 from sim.analysis.results import RunResult
-from sim.engine.transports import Transport
+from sim.turn.transports import Transport
 
 PRESET = "codex-spark-fleet"
 RUN = (

@@ -17,8 +17,8 @@ from functools import cache
 from docs.scripts.markdown import Quote, about, table
 from models.loading import load_scenario
 from models.stages import STAGES, Stage
-from sim.engine.analytic import Expectation, expect
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import Expectation, expect
+from sim.turn.transports import Transport
 
 PRESET = "codex-spark"
 MODEL = "docs/model.md"

@@ -17,9 +17,9 @@ from docs.scripts.markdown import Quote, show, table
 from models.loading import load_scenario
 from models.scenario import Scenario
 from sim.analysis.stats import mean_ci95
-from sim.engine.analytic import expect
-from sim.engine.runners import simulate, simulate_fleet
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import expect
+from sim.des.runners import simulate, simulate_fleet
+from sim.turn.transports import Transport
 
 PRESET = "codex-spark"
 REUSE = "connection.reuse_across_rollouts=true"

@@ -14,8 +14,8 @@ from functools import cache
 from docs.scripts.markdown import Quote, table
 from models.loading import load_scenario
 from models.stages import FIRST_TOKEN_STAGES, STAGES, Stage
-from sim.engine.analytic import Expectation, expect
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import Expectation, expect
+from sim.turn.transports import Transport
 
 BEFORE, AFTER = "responses-2025", "codex-spark"
 PAGE = "docs/calibration.md"

@@ -8,8 +8,8 @@ from __future__ import annotations
 from docs.scripts.markdown import Quote, show
 from models.loading import load_scenario
 from models.stages import STAGE_COLUMN, Stage
-from sim.engine.analytic import expect
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import expect
+from sim.turn.transports import Transport
 
 PRESET = "codex-spark"
 

@@ -20,10 +20,10 @@ from docs.scripts.markdown import Quote, table
 from models.costs import TurnCosts, Work, stage_costs
 from models.loading import load_scenario
 from models.stages import STAGES, Stage
-from sim.engine.columns import column_form
-from sim.engine.expected_draws import expected_draws
-from sim.engine.layout import expected_turns
-from sim.engine.transports import Transport, turn_work
+from sim.analytic.agent.columns import column_form
+from sim.analytic.agent.expected_draws import expected_draws
+from sim.analytic.agent.layout import expected_turns
+from sim.turn.transports import Transport, turn_work
 
 PRESET = "codex-spark"
 CALLS = 30

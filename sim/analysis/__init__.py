@@ -1,1 +1,1 @@
-"""Analysis: runs, summaries, statistics, capacity, traces (reads the engine's records)."""
+"""Analysis: runs, summaries, results, metrics, statistics, warm-up, verdicts, estimates."""

@@ -17,12 +17,12 @@ from models.limits import MEMORY, ROLLOUT_TURNS, TURNS, Cap
 from models.scenario import Scenario
 from models.stages import POOLS, STAGES
 from sim.analysis.fleet_summary import offered_load
-from sim.analysis.rate_limit_model import rate_cap
-from sim.engine.analytic import expect
-from sim.engine.expectations import Expectation
-from sim.engine.records import RolloutRecords
-from sim.engine.streams import BLOCK_ROLLOUTS
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import expect
+from sim.analytic.agent.expectations import Expectation
+from sim.analytic.fleet.rate_limit import rate_cap
+from sim.des.streams import BLOCK_ROLLOUTS
+from sim.turn.records import RolloutRecords
+from sim.turn.transports import Transport
 
 BLOCK_BYTES_PER_TURN = 1_600
 """A drawn block's per-turn arrays: draws, work and costs of both variants (measured 1,260

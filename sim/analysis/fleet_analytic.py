@@ -12,14 +12,14 @@ from dataclasses import replace
 from models.scenario import Scenario
 from models.scenario_hash import scenario_hash
 from models.stages import POOLS, STAGE_COLUMN, Stage
-from sim.analysis.fleet_demand import FleetDemand, fleet_demand
-from sim.analysis.fleet_model import FleetPoint, closed_curve, open_point
 from sim.analysis.fleet_results import FleetStats, MeanCi, RateLimited
 from sim.analysis.fleet_summary import load_point, overload
 from sim.analysis.metrics import Metric
-from sim.analysis.rate_limit_model import overload_reason
 from sim.analysis.results import Latency, RunResult
-from sim.engine.transports import Transport
+from sim.analytic.fleet.demand import FleetDemand, fleet_demand
+from sim.analytic.fleet.network import FleetPoint, closed_curve, open_point
+from sim.analytic.fleet.rate_limit import overload_reason
+from sim.turn.transports import Transport
 
 ANALYTIC_FLEET_ENGINE = "analytic-fleet"
 ANALYTIC_METHOD = (

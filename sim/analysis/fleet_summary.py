@@ -17,17 +17,17 @@ import numpy as np
 from models.scenario import Scenario
 from models.scenario_hash import scenario_hash
 from models.stages import POOLS, STAGE_COLUMN, Pool, Stage
-from sim.analysis.fleet_demand import fleet_demand
 from sim.analysis.fleet_results import FleetStats, LoadPoint, MeanCi, RateLimited
 from sim.analysis.metrics import Metric
-from sim.analysis.rate_limit_model import overload_reason
 from sim.analysis.results import Estimate, Latency, RunResult
 from sim.analysis.stats import log_t_interval, t_interval
 from sim.analysis.warmup import steady_state
-from sim.engine.records import RolloutRecords, concatenate
-from sim.engine.replication import Replication
-from sim.engine.runners import simulate_fleet
-from sim.engine.transports import Transport
+from sim.analytic.fleet.demand import fleet_demand
+from sim.analytic.fleet.rate_limit import overload_reason
+from sim.des.replication import Replication
+from sim.des.runners import simulate_fleet
+from sim.turn.records import RolloutRecords, concatenate
+from sim.turn.transports import Transport
 
 CI_METHOD = (
     "Student-t 95% interval across independent replications (throughput: on the log "

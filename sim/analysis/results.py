@@ -16,7 +16,7 @@ import numpy as np
 from models.stages import STAGES, Stage
 from sim.analysis.fleet_results import FleetStats
 from sim.analysis.metrics import REDUCTIONS, Metric, Statistic
-from sim.engine.transports import Transport
+from sim.turn.transports import Transport
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -10,11 +10,11 @@ from models.loading import load_scenario
 from models.scenario import Scenario
 from sim.analysis.estimates import check_run
 from sim.analysis.fleet_summary import run_fleet
-from sim.engine.analytic import Expectation, expect
-from sim.engine.records import RolloutRecords, TurnRecords
-from sim.engine.replication import Replication
-from sim.engine.runners import Progress, simulate
-from sim.engine.transports import Transport
+from sim.analytic.agent.engine import Expectation, expect
+from sim.des.replication import Replication
+from sim.des.runners import Progress, simulate
+from sim.turn.records import RolloutRecords, TurnRecords
+from sim.turn.transports import Transport
 
 TRACE_ROLLOUTS = 20
 """Measured rollouts of a fleet's first replication whose turns a trace shows."""

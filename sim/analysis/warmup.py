@@ -8,7 +8,7 @@ near that half means the series never settled: the run was too short.
 
 A fleet replication's series is the end-to-end time of its measured rollouts in
 start order; the configured ``load.warmup_s`` is always cut, and MSER-5 may cut
-more, at one of the window's checkpoints (``sim.engine.replication``).
+more, at one of the window's checkpoints (``sim.des.replication``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sim.engine.replication import Replication
+from sim.des.replication import Replication
 
 BATCH = 5
 TOO_LATE = 0.4

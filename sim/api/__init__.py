@@ -26,10 +26,6 @@ from models.loading import load_scenario, with_changes
 from models.scenario import Scenario
 from models.scenario_hash import scenario_hash
 from models.stages import STAGES
-from sim.analysis.capacity import CapacityResult, parse_slo
-from sim.analysis.capacity_estimate import SloEstimate
-from sim.analysis.capacity_search import search
-from sim.analysis.export import RecordTables, record_tables
 from sim.analysis.fleet_analytic import analytic_points
 from sim.analysis.fleet_summary import fleet_result, run_fleet
 from sim.analysis.load_points import load_scenarios
@@ -38,7 +34,11 @@ from sim.analysis.run import Engine, Run, Spec, execute, parse_engine, parse_spe
 from sim.analysis.summary import compare as compare_runs
 from sim.analysis.summary import summarize
 from sim.api.overrides import Overrides, assignments
-from sim.engine.transports import Transport
+from sim.capacity.estimate import SloEstimate
+from sim.capacity.objectives import CapacityResult, parse_slo
+from sim.capacity.search import search
+from sim.report.export import RecordTables, record_tables
+from sim.turn.transports import Transport
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -22,11 +22,9 @@ from models.loading import load_scenario, preset_names, raw_scenario, scenario_t
 from models.scenario import Scenario
 from models.scenario_hash import scenario_hash
 from sim.analysis.estimates import check_run
-from sim.analysis.export import output_paths, record_tables, write_records
 from sim.analysis.run import Engine, Run, Spec, execute, load, parse_engine, parse_spec
 from sim.analysis.summary import compare as compare_runs
 from sim.analysis.summary import summarize
-from sim.analysis.trace import write_trace
 from sim.cli.capacity import capacity as capacity_command
 from sim.cli.load import load as load_command
 from sim.cli.output import check_writable, json_text, write_output
@@ -34,7 +32,9 @@ from sim.cli.report import print_compare, print_run
 from sim.cli.sweep import plot as plot_command
 from sim.cli.sweep import sweep as sweep_command
 from sim.cli.testbed import testbed as testbed_command
-from sim.engine.transports import Transport
+from sim.report.chrome_trace import write_trace
+from sim.report.export import output_paths, record_tables, write_records
+from sim.turn.transports import Transport
 
 USAGE_ERROR = 2
 MIN_ROLLOUTS = 2

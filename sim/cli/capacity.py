@@ -16,15 +16,15 @@ from rich.progress import (
 )
 
 from models.errors import ScenarioError
-from sim.analysis.capacity import CapacityResult, Evaluation, parse_slo
-from sim.analysis.capacity_search import SearchProgress, search_all
 from sim.analysis.estimates import check_rollout_length
 from sim.analysis.run import load as load_scenario_of
 from sim.analysis.run import parse_spec
+from sim.capacity.objectives import CapacityResult, Evaluation, parse_slo
+from sim.capacity.search import SearchProgress, search_all
 from sim.cli.load import workers_options
 from sim.cli.output import json_text
-from sim.engine.transports import Transport
 from sim.sweep.workers import replication_workers
+from sim.turn.transports import Transport
 
 TRANSPORTS = (Transport.HTTP, Transport.WS)
 

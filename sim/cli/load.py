@@ -22,8 +22,8 @@ from sim.analysis.results import RunResult
 from sim.analysis.run import Engine, parse_engine, parse_spec
 from sim.analysis.run import load as load_scenario_of
 from sim.cli.output import json_text
-from sim.engine.transports import Transport
 from sim.sweep.workers import replication_workers
+from sim.turn.transports import Transport
 
 POOL_ABBREVIATIONS = {"api": "a", "state_store": "st", "safety": "sf", "inference": "in"}
 """Short pool names, so the table fits 100 columns; a legend under it spells them out."""

@@ -19,8 +19,8 @@ from rich.table import Table
 
 from models.errors import ScenarioError
 from sim.analysis.run import load, parse_spec
-from sim.engine.transports import Transport
 from sim.testbed.emulated import check_emulated
+from sim.turn.transports import Transport
 
 DEFAULT_ROLLOUTS = 4
 _SINGLE = (Transport.HTTP, Transport.HTTP_FULL, Transport.WS)

@@ -15,13 +15,13 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from models.scenario import Scenario
-from sim.analysis.capacity import CapacityResult, Slo
 from sim.analysis.results import RunResult
 from sim.analysis.run import Engine, Run
+from sim.capacity.objectives import CapacityResult, Slo
 from sim.dashboard import data, sweeps
 from sim.dashboard import load as fleet
-from sim.engine.transports import Transport
 from sim.sweep.results_table import Results as SweepResults
+from sim.turn.transports import Transport
 
 REQUESTED = "simulated"
 """Session-state key: the keys of the runs asked for in this session."""

@@ -17,17 +17,17 @@ import pandas as pd
 from models.loading import with_changes
 from models.scenario import Scenario
 from models.stages import STAGES, Stage
-from sim.analysis.capacity import with_agents
 from sim.analysis.metrics import Metric
 from sim.analysis.results import Comparison, RunResult
 from sim.analysis.run import Engine, Run, Spec, execute
 from sim.analysis.summary import compare, summarize
 from sim.analysis.verdict import verdict as comparison_verdict
+from sim.analytic.agent.engine import expect
+from sim.capacity.objectives import with_agents
 from sim.dashboard.knobs import DECODE, DECODE_MARKS_TPS, TOOL_CALLS
 from sim.dashboard.rescale import with_decode_tps, with_tool_calls
-from sim.engine.analytic import expect
-from sim.engine.records import TurnRecords
-from sim.engine.transports import Transport
+from sim.turn.records import TurnRecords
+from sim.turn.transports import Transport
 
 DEFAULT_TRANSPORTS = (Transport.HTTP, Transport.WS)
 TABLE_ROW_PX = 35

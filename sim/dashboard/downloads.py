@@ -13,7 +13,7 @@ import streamlit as st
 import vl_convert
 from streamlit.delta_generator import DeltaGenerator
 
-from sim.analysis.export import RecordTables, encode
+from sim.report.export import RecordTables, encode
 
 PNG_SCALE = 2
 """Pixels per chart pixel in a downloaded PNG (sharp on a projector or a slide)."""

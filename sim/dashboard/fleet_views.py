@@ -9,8 +9,8 @@ import streamlit as st
 
 from models.errors import ScenarioError
 from models.scenario import Scenario
-from sim.analysis.capacity import Slo, SloMetric, with_agents
 from sim.analysis.estimates import check_fleet
+from sim.capacity.objectives import Slo, SloMetric, with_agents
 from sim.dashboard import charts, downloads
 from sim.dashboard import load as fleet
 from sim.dashboard.cache import (
@@ -21,7 +21,7 @@ from sim.dashboard.cache import (
     requested,
     run_key,
 )
-from sim.engine.transports import Transport
+from sim.turn.transports import Transport
 
 
 def load_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:

@@ -1,6 +1,6 @@
 """The load view's data: a fleet of agents at several sizes, and its capacity at an SLO.
 
-Thin wrappers over the analytic fleet (``sim.analysis.fleet_model``, drawn on every
+Thin wrappers over the analytic fleet (``sim.analytic.fleet.network``, drawn on every
 change), the fleet DES (``sim.analysis.fleet_summary``, on a button) and the capacity
 search, turning their results into tables for plotting.  Every row says its source.
 """
@@ -11,16 +11,16 @@ import pandas as pd
 
 from models.scenario import Scenario
 from models.stages import POOLS
-from sim.analysis.capacity import SLO_METRICS, CapacityResult, Slo, SloMetric, with_agents
-from sim.analysis.capacity_estimate import SloEstimate
-from sim.analysis.capacity_search import search
-from sim.analysis.fleet_demand import fleet_demand
-from sim.analysis.fleet_model import closed_curve
 from sim.analysis.fleet_summary import fleet_result, run_fleet
 from sim.analysis.load_points import parse_points
 from sim.analysis.metrics import Statistic
 from sim.analysis.results import RunResult
-from sim.engine.transports import Transport
+from sim.analytic.fleet.demand import fleet_demand
+from sim.analytic.fleet.network import closed_curve
+from sim.capacity.estimate import SloEstimate
+from sim.capacity.objectives import SLO_METRICS, CapacityResult, Slo, SloMetric, with_agents
+from sim.capacity.search import search
+from sim.turn.transports import Transport
 
 DEFAULT_AGENTS = "10, 100, 200, 300"
 ANALYTIC, SIMULATED = "analytic", "simulation"

@@ -13,9 +13,9 @@ import math
 from collections.abc import Sequence
 
 from models.scenario import Scenario
+from sim.analytic.agent.engine import expect
 from sim.dashboard.rescale import with_tool_calls
-from sim.engine.analytic import expect
-from sim.engine.transports import Transport
+from sim.turn.transports import Transport
 
 SLOPE_CALLS = (20, 80)
 """Where the caption measures the slope: the range of the scaling view's realistic rollouts."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import streamlit as st
 
 from models.scenario import Scenario
-from sim.analysis.export import rollout_table
 from sim.analysis.metrics import Metric
 from sim.dashboard import charts, data, downloads
 from sim.dashboard.cache import (
@@ -20,7 +19,8 @@ from sim.dashboard.cache import (
 from sim.dashboard.panel import follow
 from sim.dashboard.rescale import decode_tps, mean_tool_calls, with_decode_tps, with_tool_calls
 from sim.dashboard.slopes import slope_caption
-from sim.engine.transports import Transport
+from sim.report.export import rollout_table
+from sim.turn.transports import Transport
 
 DEFAULT_ROLLOUTS = 500
 TURNS_SHOWN = "rollout:turns"

@@ -24,9 +24,9 @@ from sim.analysis.results import RunResult
 from sim.analysis.results import flatten as flat_json
 from sim.analysis.run import Run
 from sim.analysis.summary import compare, summarize
-from sim.engine.transports import Transport
 from sim.sweep.axes import Axis
 from sim.sweep.sweepfile import SweepFile
+from sim.turn.transports import Transport
 
 POINT = "point"
 TRANSPORT = "transport"

@@ -20,10 +20,10 @@ from models.loading import parse_assignment, raw_scenario, set_path, validate
 from models.strict import Int
 from models.text_input import parse_toml, read_text
 from sim.analysis.run import Engine
-from sim.engine.transports import Transport
 from sim.sweep.axes import MAX_RUNS, Axis, Sample, Seed, Table, axis_problem
 from sim.sweep.design import point_count
 from sim.sweep.points import point_table
+from sim.turn.transports import Transport
 
 
 class SweepFile(Table):

@@ -20,11 +20,11 @@ from models.limits import MEMORY
 from models.scenario import Scenario
 from sim.analysis.estimates import analytic_batch_need, check_rollout_length, longest_rollout_turns
 from sim.analysis.run import Engine, Run, Spec, execute
-from sim.engine.analytic import expect_columns
-from sim.engine.columns import column_form
-from sim.engine.transports import Transport
+from sim.analytic.agent.columns import column_form
+from sim.analytic.agent.engine import expect_columns
 from sim.sweep.points import point_scenario
 from sim.sweep.rows import Head, encode, error_rows, run_rows, to_table
+from sim.turn.transports import Transport
 
 
 @dataclass(frozen=True)

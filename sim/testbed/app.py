@@ -22,7 +22,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 
-from sim.engine.streams import Draw, stream
+from sim.des.streams import Draw, stream
 from sim.testbed.emulator import Emulator
 from sim.testbed.protocol import ApiError, Event, sse
 from sim.testbed.ws_connection import Socket

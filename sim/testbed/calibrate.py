@@ -33,12 +33,12 @@ import websockets
 
 from models.loading import with_changes
 from models.scenario import Scenario
-from sim.engine.transports import Transport
 from sim.testbed.app import CALIBRATION_HEADER
 from sim.testbed.clock import TimerLead
 from sim.testbed.driver import Agent
 from sim.testbed.observe import ServerView, TurnSplit, split_turns
 from sim.testbed.records import RolloutRecord
+from sim.turn.transports import Transport
 
 CALIBRATION_REPLICATION = 999
 """Draws of the calibration rollouts (apart from every run's)."""

@@ -17,13 +17,13 @@ import numpy as np
 from models.costs import stage_costs
 from models.scenario import Scenario
 from models.stages import STAGE_COLUMN, STAGES, Stage
-from sim.engine.draws import draw_turns
-from sim.engine.records import RolloutRecords
-from sim.engine.runners import simulate
-from sim.engine.transports import Transport, turn_work
+from sim.des.draws import draw_turns
+from sim.des.runners import simulate
 from sim.testbed.observe import TurnSplit
 from sim.testbed.records import RolloutRecord, e2es_s, turn_ttfts_s
 from sim.testbed.results import Key, Side
+from sim.turn.records import RolloutRecords
+from sim.turn.transports import Transport, turn_work
 
 CLIENT_SIDE = "client_build+connect+upload"
 """The measured client stages before the server takes a request, as one budget row."""

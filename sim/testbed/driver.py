@@ -21,14 +21,14 @@ from openai import AsyncOpenAI, omit
 from websockets.exceptions import ConnectionClosed
 
 from models.scenario import Scenario
-from sim.engine.streams import BLOCK_ROLLOUTS
-from sim.engine.transports import Transport
-from sim.engine.turns import Turns
+from sim.des.streams import BLOCK_ROLLOUTS
 from sim.testbed.agent import MODEL, ConnectionCounter, Prompt, sdk_client, tool_output_text
 from sim.testbed.app import CALIBRATION_HEADER
 from sim.testbed.clock import TimerLead
 from sim.testbed.records import RolloutRecord, TurnRecord
 from sim.testbed.script import REPLICATION_KEY, ROLLOUT_KEY, block_turns
+from sim.turn.transports import Transport
+from sim.turn.turns import Turns
 
 NOT_FOUND = "previous_response_not_found"
 _MAX_ATTEMPTS = 8

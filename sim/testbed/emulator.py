@@ -3,7 +3,7 @@
 Stage delays come from ``models.costs.stage_costs`` on what the intake counted;
 the request takes each phase's pool (an asyncio semaphore sized like the
 scenario's), waits out the phase on chained deadlines and lets the pool go,
-exactly the path the fleet simulation walks (``sim.engine.plan``).  The first
+exactly the path the fleet simulation walks (``sim.turn.phases``).  The first
 output event leaves when prefill ends, output streams at the drawn decode rate
 (slowed by the batch on its replica), and post-inference work either delays
 ``response.completed`` (HTTP) or runs after it, holding an API worker (WebSocket).
@@ -22,7 +22,6 @@ from typing import Any
 from models.costs import stage_costs
 from models.scenario import Scenario
 from models.stages import Pool, Side, Stage
-from sim.engine.plan import BATCHED, JOINED_SIDES, PHASES, Phase, holds_inner
 from sim.testbed.clock import TimerLead
 from sim.testbed.intake import Intake, Prepared
 from sim.testbed.log import RequestLog
@@ -32,6 +31,7 @@ from sim.testbed.script import Script
 from sim.testbed.state import ConnectionCache, ResponseState, ResponseStore
 from sim.testbed.stream import OutputStream
 from sim.testbed.work import failed_lookup_work, request_work
+from sim.turn.phases import BATCHED, JOINED_SIDES, PHASES, Phase, holds_inner
 
 Emit = Callable[[Event], Awaitable[None]]
 

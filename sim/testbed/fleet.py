@@ -25,11 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from models.scenario import Scenario
-from sim.engine.records import concatenate
-from sim.engine.replication import Replication
-from sim.engine.runners import simulate_fleet
-from sim.engine.streams import Draw, stream
-from sim.engine.transports import Transport
+from sim.des.replication import Replication
+from sim.des.runners import simulate_fleet
+from sim.des.streams import Draw, stream
 from sim.testbed.calibrate import UNMEASURED, ClientCosts
 from sim.testbed.clock import TimerLead
 from sim.testbed.comparison import measured_side, simulated_side
@@ -37,6 +35,8 @@ from sim.testbed.driver import Agent
 from sim.testbed.observe import ServerView, split_turns
 from sim.testbed.records import RolloutRecord
 from sim.testbed.results import Side
+from sim.turn.records import concatenate
+from sim.turn.transports import Transport
 
 FLEET_REPLICATION = 0
 """The draws of the measured fleet (the simulation's first replication)."""

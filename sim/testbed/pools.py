@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 
 from models.scenario import Scenario
 from models.stages import POOLS, Pool
-from sim.engine.pools import Replicas
+from sim.des.pools import Replicas
 
 
 class TrackedPool:

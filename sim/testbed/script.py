@@ -1,7 +1,7 @@
 """The scripted model: what the emulated model emits at each turn of a rollout, and how fast.
 
 It follows the scenario's workload through the DES's own seeded draws
-(``sim.engine.draws``), so a rollout of the testbed and the same rollout of the
+(``sim.des.draws``), so a rollout of the testbed and the same rollout of the
 simulation see the same tool calls, output tokens and decode rates (common
 random numbers).  A rollout is named by the client in the request's
 ``metadata`` (``loopbudget_rollout``, ``loopbudget_replication``); the turn is
@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from models.scenario import Scenario
-from sim.engine.draws import draw_turns
-from sim.engine.streams import BLOCK_ROLLOUTS, Draw, stream
-from sim.engine.turns import Turns
+from sim.des.draws import draw_turns
+from sim.des.streams import BLOCK_ROLLOUTS, Draw, stream
+from sim.turn.turns import Turns
 
 ROLLOUT_KEY = "loopbudget_rollout"
 REPLICATION_KEY = "loopbudget_replication"

@@ -18,7 +18,6 @@ from dataclasses import dataclass, replace
 
 from models.errors import ScenarioError
 from models.scenario import Scenario
-from sim.engine.transports import Transport
 from sim.testbed import clock
 from sim.testbed.calibrate import calibration_rollout, measure_client
 from sim.testbed.clock import TimerLead
@@ -35,6 +34,7 @@ from sim.testbed.observe import ServerView, split_turns
 from sim.testbed.results import LiveResult, TransportResult
 from sim.testbed.server import DEFAULT_API_KEY, ServerSettings, emulator_process
 from sim.testbed.timescale import scale_time
+from sim.turn.transports import Transport
 
 Progress = Callable[[int], None]
 

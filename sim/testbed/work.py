@@ -2,7 +2,7 @@
 
 The server counts items and tokens in what it received and loaded; the same
 ``models.costs.stage_costs`` that the simulation uses turns them into stage
-delays.  The scopes mirror ``sim.engine.transports``: a request on a cache hit
+delays.  The scopes mirror ``sim.turn.transports``: a request on a cache hit
 processes only its new input; anything else (HTTP, a new WebSocket, a store
 reload) rebuilds the whole conversation.
 """

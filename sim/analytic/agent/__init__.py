@@ -1,0 +1,1 @@
+"""The analytic single agent: expected per-turn work and stage costs in column form."""

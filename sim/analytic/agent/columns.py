@@ -1,0 +1,206 @@
+"""The column form of many scenarios: the scenario tree with arrays over points at its leaves.
+
+It is generated from the tree, one frozen dataclass per section made from the
+section's ``model_fields``, so it has exactly the tree's names:
+
+- a number or a switch (``float``, ``int``, ``bool``) becomes a float column
+  of shape (points, 1), so a cost formula written for one scenario evaluates
+  every point at once by broadcasting, and a switch is a 0/1 number;
+- a sub-section becomes that section's column form;
+- anything else (a distribution, the tool mix, a name) becomes an
+  ``ObjectColumn``: the distinct values and which one each point holds, so
+  the engine reduces each distinct distribution once, with its own methods,
+  to the moments it needs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, make_dataclass
+from enum import Enum
+from functools import cache
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+from pydantic import BaseModel
+
+from models.scenario import Scenario
+
+T = TypeVar("T")
+U = TypeVar("U")
+
+
+@dataclass(frozen=True)
+class ObjectColumn(Generic[T]):
+    """A leaf that is not a number: its distinct values, and which one each point holds."""
+
+    values: tuple[T, ...]
+    index: np.ndarray
+    """Shape (points,): position in ``values`` of each point's value."""
+
+    @classmethod
+    def of(cls, items: Sequence[T]) -> ObjectColumn[T]:
+        """The column of ``items``, equal values stored once (the same object is found fast)."""
+        if len(items) == 1:
+            return cls((items[0],), np.zeros(1, dtype=np.intp))
+        by_id: dict[int, int] = {}
+        by_value: dict[Any, int] = {}
+        distinct: list[T] = []
+        index = np.empty(len(items), dtype=np.intp)
+        for point, item in enumerate(items):
+            position = by_id.get(id(item))
+            if position is None:
+                position = by_value.setdefault(item, len(distinct))
+                if position == len(distinct):
+                    distinct.append(item)
+                by_id[id(item)] = position
+            index[point] = position
+        return cls(tuple(distinct), index)
+
+    @classmethod
+    def zip(cls, *columns: ObjectColumn[Any]) -> ObjectColumn[tuple[Any, ...]]:
+        """Each point's values of several columns as one tuple (distinct tuples stored once)."""
+        key = np.zeros_like(columns[0].index)
+        for column in columns:
+            key = key * len(column.values) + column.index
+        unique, index = np.unique(key, return_inverse=True)
+        values = []
+        for combined in unique.tolist():
+            parts = []
+            for column in reversed(columns):
+                combined, position = divmod(combined, len(column.values))
+                parts.append(column.values[position])
+            values.append(tuple(reversed(parts)))
+        return cls(tuple(values), index.reshape(-1))
+
+    @property
+    def points(self) -> int:
+        return int(self.index.size)
+
+    def take(self, rows: np.ndarray) -> ObjectColumn[T]:
+        """The column of the points ``rows`` only."""
+        return ObjectColumn(self.values, self.index[rows])
+
+    def groups(self) -> Iterator[tuple[T, np.ndarray]]:
+        """Each distinct value with the points that hold it."""
+        order = np.argsort(self.index, kind="stable")
+        counts = np.bincount(self.index, minlength=len(self.values))
+        bounds = np.concatenate([[0], np.cumsum(counts)])
+        for position, value in enumerate(self.values):
+            if counts[position]:
+                yield value, order[bounds[position] : bounds[position + 1]]
+
+    def convert(self, function: Callable[[T], U]) -> ObjectColumn[U]:
+        """``function`` of each distinct value, held by the same points."""
+        return ObjectColumn(tuple(function(value) for value in self.values), self.index)
+
+    def map(self, function: Callable[[T], Any]) -> np.ndarray:
+        """``function`` of each point's value, evaluated once per distinct value.
+
+        Shape (points, *shape of the result).
+        """
+        return np.asarray([function(value) for value in self.values], dtype=float)[self.index]
+
+    def map_with(self, function: Callable[..., np.ndarray], *arrays: np.ndarray) -> np.ndarray:
+        """``function(value, *rows)`` for each distinct value, given the rows of ``arrays``
+        (points on their first axis) of the points that hold it, stitched back in point order."""
+        out: np.ndarray | None = None
+        for value, rows in self.groups():
+            part = np.asarray(function(value, *(np.asarray(a)[rows] for a in arrays)))
+            if out is None:
+                out = np.empty((self.points, *part.shape[1:]))
+            out[rows] = part
+        assert out is not None, "a column has at least one point"
+        return out
+
+
+class _Leaf(Enum):
+    NUMBER = "number"
+    SECTION = "section"
+    OBJECT = "object"
+
+
+def _leaf(annotation: Any) -> _Leaf:
+    if annotation in (float, int, bool):
+        return _Leaf.NUMBER
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return _Leaf.SECTION
+    return _Leaf.OBJECT
+
+
+@cache
+def column_class(section: type[BaseModel]) -> type:
+    """The column form's class of ``section``: its fields, as columns, plus ``points``."""
+    fields: list[tuple[str, Any]] = [("points", int)]
+    for name, info in section.model_fields.items():
+        kind = _leaf(info.annotation)
+        if kind is _Leaf.NUMBER:
+            fields.append((name, np.ndarray))
+        elif kind is _Leaf.SECTION:
+            fields.append((name, column_class(info.annotation)))
+        else:
+            fields.append((name, ObjectColumn))
+    return make_dataclass(
+        f"{section.__name__}Columns",
+        fields,
+        frozen=True,
+        namespace={
+            "__doc__": f"``{section.__name__}`` over points (``sim.analytic.agent.columns``)."
+        },
+    )
+
+
+@cache
+def _layout(section: type[BaseModel]) -> tuple[tuple[str, ...], tuple[tuple[str, _Leaf, Any], ...]]:
+    """The section's number fields, and its other fields with their kind and type."""
+    numbers = tuple(
+        n for n, i in section.model_fields.items() if _leaf(i.annotation) is _Leaf.NUMBER
+    )
+    others = tuple(
+        (name, _leaf(info.annotation), info.annotation)
+        for name, info in section.model_fields.items()
+        if name not in numbers
+    )
+    return numbers, others
+
+
+ScenarioColumns = column_class(Scenario)
+"""The column form's class of a whole scenario."""
+
+
+def column_form(scenarios: Sequence[Scenario]) -> Any:
+    """The column form of ``scenarios`` (a ``ScenarioColumns``)."""
+    if not scenarios:
+        raise ValueError("a column form needs at least one scenario")
+    return _columns(Scenario, list(scenarios))
+
+
+def take_points(columns: Any, rows: np.ndarray) -> Any:
+    """The column form of the points ``rows`` only."""
+    values: dict[str, Any] = {}
+    for field in dataclasses.fields(columns):
+        value = getattr(columns, field.name)
+        if field.name == "points":
+            values[field.name] = int(rows.size)
+        elif isinstance(value, np.ndarray):
+            values[field.name] = value[rows]
+        elif isinstance(value, ObjectColumn):
+            values[field.name] = value.take(rows)
+        else:
+            values[field.name] = take_points(value, rows)
+    return type(columns)(**values)
+
+
+def _columns(section: type[BaseModel], items: list[Any]) -> Any:
+    numbers, others = _layout(section)
+    # All of a section's numbers in one array, one contiguous row per field.
+    rows = np.array([[getattr(item, name) for item in items] for name in numbers], dtype=float)
+    values: dict[str, Any] = {name: rows[i][:, None] for i, name in enumerate(numbers)}
+    for name, kind, annotation in others:
+        leaves = [getattr(item, name) for item in items]
+        if kind is _Leaf.SECTION:
+            values[name] = _columns(annotation, leaves)
+        else:
+            values[name] = ObjectColumn.of(leaves)
+    return column_class(section)(points=len(items), **values)

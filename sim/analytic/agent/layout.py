@@ -1,0 +1,191 @@
+"""The expected rollout: the longest one the turn-count distribution allows, each turn
+weighted by the probability that a rollout reaches it.
+
+A rollout with n tool calls (n ~ ``workload.tool_calls_per_rollout``) has turns
+0 .. n.  Turn k happens with probability P(n >= k) (``reach``) and, given that
+it happens, is the final answer with probability P(n = k) / P(n >= k)
+(``last``).  A rollout that reaches turn k has made k tool calls before it, so
+what turn k sends and holds does not depend on n: one layout of expected turns
+serves every value of n, and only what differs on the last turn (no tool, the
+``ws-append`` post-inference work) enters through ``last``.
+
+Within a rollout every per-turn input of the expected layout is affine in the
+turn number k and in ``last`` (the context grows by one expected output and
+one expected tool output per turn), and every cost is linear in the work
+(``models/costs.py``), so a cost of turn k >= 1 is ``A + B (k - 1) + G last``
+with A, B, G read from three probe turns.  Turn 0 needs two more (it may be
+last when n = 0), and three token probes give the parallel-safety margin's
+coefficients (``sim.analytic.agent.excess``).  The rollout's expectation is then
+exact from weighted sums over k, without evaluating every turn.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from models.retry_policy import expected_failed_attempts, expected_retry_wait_s
+from sim.analytic.agent.columns import ObjectColumn
+from sim.analytic.agent.expected_draws import ExpectedDraws
+from sim.turn.compaction import without_compaction
+from sim.turn.turns import Turns, history
+
+PROBE_TURN = np.array([0, 0, 1, 2, 1, 1, 1, 1])
+"""Turn number of each probe: turn 0 (not last, last), turn 1, turn 2, turn 1 last, then
+three token probes (turn 1 with chosen new and prior tokens, for the safety margin)."""
+PROBE_LAST = np.array([0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
+FIRST, FIRST_LAST, SECOND, THIRD, SECOND_LAST = range(5)
+TOKEN_PROBES = [5, 6, 7]
+STEP_TOKENS = 1e4
+"""(new, prior) tokens of the token probes: (0, 0), (step, 0), (0, step)."""
+
+
+@dataclass(frozen=True)
+class TurnCount:
+    """The turn-count distribution as the layout uses it, shape (points, longest rollout)."""
+
+    reach: np.ndarray
+    """P(the rollout reaches turn k); 0 past a point's longest rollout."""
+    last: np.ndarray
+    """P(turn k is the last | it is reached); 1 past a point's longest rollout."""
+
+    @property
+    def turns(self) -> np.ndarray:
+        """Expected turns per rollout, shape (points,)."""
+        return total(self.reach)
+
+    @property
+    def index(self) -> np.ndarray:
+        """The turn number k of each column."""
+        return np.arange(self.reach.shape[1])
+
+
+def turn_count(calls: ObjectColumn[Any]) -> TurnCount:
+    """Reach and last-turn probabilities of each point's tool-call distribution."""
+    tables = [_reach_and_last(distribution) for distribution in calls.values]
+    longest = max(reach.size for reach, _ in tables)
+    reach = np.zeros((len(tables), longest))
+    last = np.ones((len(tables), longest))
+    for row, (r, q) in enumerate(tables):
+        reach[row, : r.size] = r
+        last[row, : q.size] = q
+    return TurnCount(reach=reach[calls.index], last=last[calls.index])
+
+
+def _reach_and_last(calls: Any) -> tuple[np.ndarray, np.ndarray]:
+    values, probability = calls.support()
+    pmf = np.bincount(values.astype(np.int64), weights=probability)
+    reach = np.cumsum(pmf[::-1])[::-1]
+    # Values of probability zero past the longest rollout are never reached: last is 1 there.
+    return reach, np.divide(pmf, reach, out=np.ones_like(pmf), where=reach > 0)
+
+
+def expected_turns(
+    columns: Any,
+    draws: ExpectedDraws,
+    turn_index: np.ndarray,
+    is_last: np.ndarray,
+    resident: np.ndarray | float = 1.0,
+) -> Turns:
+    """Expected inputs of turns ``turn_index`` of a rollout that reaches them.
+
+    ``is_last`` (broadcasting against (points, turns)) is the probability that
+    each is the final answer: no tool then.  Every draw is at its mean, the
+    decode time per token at E[1 / rate], the render-cache hit at its probability,
+    the history missing from the replica at 1 - ``resident`` of the prior tokens.
+    """
+    w = columns.workload
+    points, turns = columns.points, int(turn_index.max()) + 1
+    parallel = None
+    if draws.parallel.any():
+        parallel = np.broadcast_to(draws.mean_parallel_calls, (points, turns))
+    grown = history(
+        np.array([turns - 1]),
+        np.broadcast_to(draws.mean_output_tokens, (points, turns)),
+        np.broadcast_to(draws.mean_tool_output_tokens, (points, turns)),
+        w.first_message_tokens,
+        w.output_items_per_turn,
+        parallel,
+    )
+    shape = (points, turn_index.size)
+    last = np.broadcast_to(is_last, shape)
+    prior_tokens = grown["prior_tokens"][:, turn_index]
+    items_new = np.ones(turn_index.size)
+    if parallel is not None:
+        items_new = np.broadcast_to(grown["items_new"], (points, turns))[:, turn_index]
+    r = columns.retries
+    failed = expected_failed_attempts(r.server_error_prob)
+    return Turns(
+        offsets=np.array([0, turn_index.size]),
+        turn_index=turn_index.astype(float),
+        is_last=last,
+        fixed_tokens=w.instructions_tokens + w.tool_definitions_tokens,
+        new_tokens=grown["new_tokens"][:, turn_index],
+        prior_tokens=prior_tokens,
+        items_new=items_new,
+        context_items=np.broadcast_to(grown["context_items"], (points, turns))[:, turn_index],
+        output_tokens=draws.mean_output_tokens,
+        decode_s_per_token=draws.decode_s_per_token,
+        tool_s=(1.0 - last) * draws.mean_tool_s,
+        render_hit=columns.api.render_cache_hit_prob,
+        missing_history_tokens=(1.0 - resident) * prior_tokens,
+        failed_early=failed * r.early_error_fraction,
+        failed_late=failed * (1.0 - r.early_error_fraction),
+        retry_wait_s=expected_retry_wait_s(r, r.server_error_prob),
+        **without_compaction(shape),
+    )
+
+
+def probe_turns(columns: Any, draws: ExpectedDraws, resident: np.ndarray | float = 1.0) -> Turns:
+    """The probe turns (``PROBE_TURN``, ``PROBE_LAST``, ``TOKEN_PROBES``) of every point;
+    ``resident`` is P(a turn finds its history on its replica), shape (points, 1)."""
+    turns = expected_turns(columns, draws, PROBE_TURN, PROBE_LAST, resident)
+    new_tokens, prior_tokens = turns.new_tokens.copy(), turns.prior_tokens.copy()
+    new_tokens[:, TOKEN_PROBES] = [0.0, STEP_TOKENS, 0.0]
+    prior_tokens[:, TOKEN_PROBES] = [0.0, 0.0, STEP_TOKENS]
+    return dataclasses.replace(
+        turns,
+        new_tokens=new_tokens,
+        prior_tokens=prior_tokens,
+        missing_history_tokens=(1.0 - resident) * prior_tokens,
+    )
+
+
+def total(values: np.ndarray) -> np.ndarray:
+    """Sum over the turn axis, added in turn order (a point's sum does not depend on the
+    batch: padding past its longest rollout adds exact zeros)."""
+    return np.cumsum(values, axis=1)[:, -1]
+
+
+def rollout_sum(probes: np.ndarray, count: TurnCount, cold: np.ndarray) -> np.ndarray:
+    """Expected sum over a rollout of a per-turn quantity given at the probe turns.
+
+    ``probes`` has shape (points, probes, quantities) for the cold and the warm
+    variant stacked on a leading axis of 2; ``cold`` is P(turn k is cold | it
+    is reached), shape (points, turns); 1 at turn 0 unless the agent keeps its
+    connection across rollouts.  Returns (points, quantities).
+    """
+    cold_probes, warm_probes = probes
+    first_cold, first_warm = (
+        variant[:, FIRST] + count.last[:, :1] * (variant[:, FIRST_LAST] - variant[:, FIRST])
+        for variant in probes
+    )
+    first = first_cold + (1.0 - cold[:, :1]) * (first_warm - first_cold)
+    later = count.index >= 1
+    steps = np.maximum(count.index - 1, 0)
+    out = first
+    for variant, share in ((cold_probes, cold), (warm_probes, 1.0 - cold)):
+        weight = np.where(later, count.reach * share, 0.0)
+        level = variant[:, SECOND]
+        slope = variant[:, THIRD] - level
+        last_turn = variant[:, SECOND_LAST] - level
+        out = (
+            out
+            + level * total(weight)[:, None]
+            + slope * total(weight * steps)[:, None]
+            + last_turn * total(weight * count.last)[:, None]
+        )
+    return out

@@ -1,0 +1,1 @@
+"""The analytic fleet: service demands, the queueing network, KV residency and rate limits."""

@@ -1,0 +1,250 @@
+"""The analytic fleet: the pools as a queueing network, solved in milliseconds.
+
+Closed load is an exact multi-server MVA (``sim.analytic.fleet.queueing``) of the
+pools and a delay (think time and everything that holds no pool); open load is
+a Jackson network with Erlang C at each pool.  Both are exact for exponential
+service; the fleet departs from that, and what that costs is measured against
+the DES (``tests/test_fleet_model.py``, ``docs/load.md``).  Three parts of the
+fleet are not product form and are approximated:
+
+- **side holdings** (overlapped post work, the parallel classifiers) load their
+  pool but only the parallel classifiers' wait can delay a turn, and only by
+  what prefill does not hide: with the wait exponential when it happens (an
+  M/M/c wait), the expected exposed part is ``w exp(-slack P(wait) / w)`` for a
+  mean wait ``w`` per visit and a prefill longer than the classifiers by ``slack``.
+  The turn holds its inference slot meanwhile, which counts in the slot's
+  utilization but not as inference work (it would otherwise bound the
+  throughput a second time).
+- **the batching curve**: an arriving stream joins the least-loaded replica,
+  which then holds about ``busy / replicas - 1/2`` other streams (``busy`` from
+  the previous population, as the arrival theorem has it), and its decode is
+  stretched by ``1 + slowdown x others``.
+- **the nested state store** is a pool of its own whose time is also part of
+  the API worker's demand; with at least as many slots as API workers it can
+  never queue and is a delay.
+
+Per-visit waits are the same for every visit of a pool (FIFO, as in the
+model), so a pool's wait splits over its visits by count.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from models.stages import POOLS, Pool
+from sim.analytic.fleet.demand import FleetDemand
+from sim.analytic.fleet.queueing import MvaRows, closed_mva, erlang_c, mmc_wait_s
+from sim.analytic.fleet.rate_limit import overload_reason
+
+_SAFETY, _INFERENCE = POOLS.index(Pool.SAFETY), POOLS.index(Pool.INFERENCE)
+_FIXED_POINT_STEPS = 200
+_NEVER_QUEUES = 2**60
+"""Servers of a pool that can never queue, as the solvers see it."""
+
+
+@dataclass(frozen=True)
+class FleetPoint:
+    """The analytic fleet at one load: per rollout and per pool."""
+
+    agents: int | None
+    rollouts_per_s: float
+    e2e_s: float
+    ttft_s: float
+    """Mean TTFT per turn."""
+    utilization: dict[Pool, float]
+    queue_length: dict[Pool, float]
+    """Mean requests waiting (not in service) at each pool."""
+    residence_s: dict[Pool, float]
+    """Seconds per rollout at each pool: its demand plus every wait for it."""
+    path_wait_s: dict[Pool, float]
+    """Seconds per rollout the critical path waits for each pool (the queue stage)."""
+    wait_probability: dict[Pool, float]
+    """Probability that a request finds every server of the pool busy."""
+    decode_s: float
+    """Decode seconds per rollout, stretched by the batch."""
+    stable: bool = True
+    rate_limit_wait_s: float = 0.0
+    """Seconds per rollout spent refused by the rate limits (in the retry stage)."""
+    refused_per_request: float = 0.0
+    """429 answers per admitted request."""
+
+    @property
+    def in_system(self) -> float:
+        return self.rollouts_per_s * self.e2e_s
+
+
+class _Network:
+    """The fleet's pools as MVA or Jackson stations, in ``POOLS`` order."""
+
+    def __init__(self, demand: FleetDemand) -> None:
+        self.d = demand
+        pools = [demand.pools[p] for p in POOLS]
+        self.servers = np.array([p.servers for p in pools], dtype=np.int64)
+        self.queueing_servers = np.array(
+            [p.servers if p.can_queue else _NEVER_QUEUES for p in pools], dtype=np.int64
+        )
+        self.base_s = np.array([p.demand_s for p in pools])
+        self.visits = np.array([max(p.visits, 1e-300) for p in pools])
+        self.path_share = np.array([p.path_s / p.demand_s if p.demand_s else 0.0 for p in pools])
+        self.path_visits = np.array([p.path_visits for p in pools]) / self.visits
+        self.before_visits = np.array([p.visits_before_first_token for p in pools])
+        self.joined = demand.pools[Pool.SAFETY].joined_visits
+        # Of the waits a turn's path makes at a pool, the share before the first token
+        # (the parallel classifiers gate the first token).
+        gating = self.before_visits + np.array([p.joined_visits for p in pools])
+        on_path = np.array([p.path_visits + p.joined_visits for p in pools])
+        self.before_share = np.divide(gating, on_path, out=np.zeros_like(gating), where=on_path > 0)
+
+    def exposed_s(self, wait: np.ndarray, probability: np.ndarray) -> np.ndarray:
+        """Per rollout: what the parallel classifiers' waits add to the turns' paths."""
+        w = wait[..., _SAFETY] / self.visits[_SAFETY]
+        slack = self.d.slack_s * probability[..., _SAFETY]
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            hidden = np.where(w > 0, np.exp(-slack / w), 0.0)
+        return self.joined * w * hidden
+
+    def stretch_s(self, busy: np.ndarray) -> np.ndarray:
+        """Extra decode seconds per rollout from the batch an arriving stream joins."""
+        d = self.d
+        others = np.clip(busy / d.replicas - 0.5, 0.0, d.streams_per_replica - 1)
+        return d.decode_s * d.slowdown_per_stream * others
+
+    def demand_s(self, rows: MvaRows | None) -> np.ndarray:
+        """Per row: the demands, with decode stretched by the batch an arrival meets."""
+        if rows is None:
+            return self.base_s[None, :]
+        demand = np.repeat(self.base_s[None, :], rows.throughput_per_s.size, axis=0)
+        busy = rows.throughput_per_s * rows.demand_s[:, _INFERENCE]
+        demand[:, _INFERENCE] += self.stretch_s(busy)
+        return demand
+
+    def cycle_s(self, demand: np.ndarray, wait: np.ndarray, probability: np.ndarray) -> np.ndarray:
+        """Think time + the rollout's critical path: its path service, its path waits and
+        what the parallel classifiers' waits add (while the turn holds its slot)."""
+        exposed = self.exposed_s(wait, probability) * (demand[:, _SAFETY] > 0)
+        return self.d.delay_s + demand @ self.path_share + wait @ self.path_visits + exposed
+
+    def point(
+        self,
+        agents: int | None,
+        rate: float,
+        demand: np.ndarray,
+        wait: np.ndarray,
+        probability: np.ndarray,
+    ) -> FleetPoint:
+        """One load's results.  A closed population's cycle is ``agents / rate``; where the
+        throughput bound made it longer than the path, the rest is waiting at the
+        bottleneck."""
+        d = self.d
+        exposed = float(self.exposed_s(wait[None, :], probability[None, :])[0])
+        path_cycle_s = float(self.cycle_s(demand[None, :], wait[None, :], probability[None, :])[0])
+        cycle_s = path_cycle_s if agents is None else max(path_cycle_s, agents / rate)
+        path_wait = wait * self.path_visits
+        path_wait[_SAFETY] += exposed
+        bottleneck = int(np.argmax(demand / self.servers))
+        beyond_s = cycle_s - path_cycle_s
+        path_wait[bottleneck] += beyond_s
+        held = demand.copy()
+        # The slot stays taken while the classifiers finish; past saturation more turns
+        # would hold one than there are, and the rest wait for a slot instead.
+        held[_INFERENCE] = min(demand[_INFERENCE] + exposed, self.servers[_INFERENCE] / rate)
+        first_token = (wait / self.visits) @ self.before_visits + exposed
+        first_token += beyond_s * self.before_share[bottleneck]
+        return FleetPoint(
+            agents=agents,
+            rollouts_per_s=rate,
+            e2e_s=cycle_s - d.think_s,
+            ttft_s=float((d.expectation.ttft_sum_s + first_token) / d.turns),
+            utilization={p: float(rate * held[i] / self.servers[i]) for i, p in enumerate(POOLS)},
+            queue_length={p: float(rate * wait[i]) for i, p in enumerate(POOLS)},
+            residence_s={p: float(held[i] + wait[i]) for i, p in enumerate(POOLS)},
+            path_wait_s={p: float(path_wait[i]) for i, p in enumerate(POOLS)},
+            wait_probability={p: float(probability[i]) for i, p in enumerate(POOLS)},
+            decode_s=float(d.decode_s + demand[_INFERENCE] - self.base_s[_INFERENCE]),
+        )
+
+
+def closed_curve(demand: FleetDemand, max_agents: int) -> list[FleetPoint]:
+    """The fleet at every population 1 .. ``max_agents`` (exact multi-server MVA), capped by
+    the rate limits (``sim.analytic.fleet.rate_limit``)."""
+    net = _Network(demand)
+    curve = [
+        net.point(
+            step.population,
+            step.throughput_per_s,
+            step.demand_s,
+            step.wait_s,
+            step.wait_probability,
+        )
+        for step in closed_mva(net.queueing_servers, max_agents, net.demand_s, net.cycle_s)
+    ]
+    cap = demand.rate_cap
+    if cap is None or curve[-1].rollouts_per_s <= cap.rollouts_per_s:
+        return curve
+    # Throughput rises with the population: the last point under the cap is what the
+    # pools see at every population above it, whose other agents wait refused.
+    under = bisect_right([p.rollouts_per_s for p in curve], cap.rollouts_per_s)
+    base = curve[max(under, 1) - 1]
+    scale = cap.rollouts_per_s / base.rollouts_per_s
+    turns = demand.turns
+    for index in range(under, len(curve)):
+        agents = index + 1
+        e2e_s = max(base.e2e_s, agents / cap.rollouts_per_s - demand.think_s)
+        wait_s = e2e_s - base.e2e_s
+        curve[index] = replace(
+            base,
+            agents=agents,
+            rollouts_per_s=cap.rollouts_per_s,
+            e2e_s=e2e_s,
+            ttft_s=base.ttft_s + wait_s / turns,
+            utilization={p: u * scale for p, u in base.utilization.items()},
+            queue_length={p: q * scale for p, q in base.queue_length.items()},
+            rate_limit_wait_s=wait_s,
+            refused_per_request=wait_s / turns / cap.attempt_s,
+        )
+    return curve
+
+
+def open_point(demand: FleetDemand, rollouts_per_s: float) -> FleetPoint:
+    """The fleet under Poisson arrivals: Erlang C at each pool (a Jackson network); the
+    inference demand, stretched by the batch it makes, is a fixed point."""
+    net = _Network(demand)
+    rate = rollouts_per_s
+    demand_s = net.base_s.copy()
+    if overload_reason(demand.rate_cap, rate) is not None:
+        return _unstable(net, rate, demand_s)
+    for _ in range(_FIXED_POINT_STEPS):
+        stretched = net.base_s[_INFERENCE] + float(net.stretch_s(rate * demand_s[_INFERENCE]))
+        converged = abs(stretched - demand_s[_INFERENCE]) <= 1e-12 * stretched
+        demand_s[_INFERENCE] = stretched
+        if converged or rate * stretched >= net.servers[_INFERENCE]:
+            break
+    wait = np.zeros_like(demand_s)
+    probability = np.zeros_like(demand_s)
+    for i in range(demand_s.size):
+        offered, servers = rate * demand_s[i], net.queueing_servers[i]
+        if offered >= servers:
+            return _unstable(net, rate, demand_s)
+        probability[i] = erlang_c(int(servers), offered)
+        wait[i] = mmc_wait_s(int(servers), offered, demand_s[i])
+    return net.point(None, rate, demand_s, wait, probability)
+
+
+def _unstable(net: _Network, rate: float, demand_s: np.ndarray) -> FleetPoint:
+    infinite = {p: float("inf") for p in POOLS}
+    return FleetPoint(
+        agents=None,
+        rollouts_per_s=rate,
+        e2e_s=float("inf"),
+        ttft_s=float("inf"),
+        utilization={p: float(rate * demand_s[i] / net.servers[i]) for i, p in enumerate(POOLS)},
+        queue_length=infinite,
+        residence_s=infinite,
+        path_wait_s=infinite,
+        wait_probability={p: 1.0 for p in POOLS},
+        decode_s=float("inf"),
+        stable=False,
+    )

@@ -1,0 +1,1 @@
+"""Capacity at latency SLOs: the objectives, the analytic estimate and the search."""

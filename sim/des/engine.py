@@ -1,0 +1,293 @@
+"""The discrete-event engine: agents run rollouts in SimPy, alone or as a fleet sharing pools.
+
+One engine serves both uses.  A fleet's turn walks the phases of the stage
+table (``sim.turn.phases``): it takes each phase's pool, waits out the phase
+in one timeout and records every wait; side holdings (the parallel
+classifiers alongside prefill, overlapped post-inference work) hold their
+pool's server off the turn's path.  The phases that hold no pool at the end of
+one turn and the start of the next (download, tool, then building, connecting
+and uploading the next request) are one timeout.  A single agent meets no
+other agent, so no pool is ever contended: its turn is the fast path of two
+timeouts (the request, then the tool) while every stage's duration is still
+recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterable
+from typing import Any
+
+import numpy as np
+import simpy
+
+from models.scenario import Scenario
+from models.stages import Pool, Side
+from sim.des.blocks import Block
+from sim.des.connections import Connection, new_connection
+from sim.des.pools import Replicas, ServerPool, TimeWeighted, join_side
+from sim.des.rate_limit import RateLimiter
+from sim.des.residency import Residency
+from sim.des.streams import BLOCK_ROLLOUTS
+from sim.turn.phases import PHASES, SIDE_PHASE, Segments, side_wait_column, wait_column
+from sim.turn.transports import Transport
+
+_LAST = len(PHASES) - 1
+_PARALLEL = Side.PARALLEL_SAFETY
+_OVERLAPPED = Side.OVERLAPPED_POST
+if (
+    SIDE_PHASE[_OVERLAPPED] != _LAST
+    or PHASES[SIDE_PHASE[_PARALLEL]].pool is not Pool.INFERENCE
+    or PHASES[0].pool is not None
+    or PHASES[_LAST].pool is not None
+):
+    raise ValueError(
+        "the engine expects a request to open and close with phases that hold no pool, "
+        "joins the parallel classifiers on the inference phase and starts overlapped post "
+        "work with the download"
+    )
+
+
+class Simulation:
+    """One SimPy environment: rollouts, the pools they share and what is recorded.
+
+    ``contended=False`` is the single agent: pools are not modelled (one agent
+    never waits for itself) and a turn is two timeouts, the request and the tool.
+    """
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        transport: Transport,
+        replication: int,
+        window: tuple[float, float],
+        contended: bool,
+        faults: np.random.Generator,
+        routing: np.random.Generator,
+        record_starts: bool = True,
+        retry_spread: np.random.Generator | None = None,
+    ) -> None:
+        self.scenario, self.transport, self.replication = scenario, transport, replication
+        self.record_starts = record_starts
+        """Record each turn's start time (for traces); a large fleet saves the memory."""
+        self.window_start_s, self.window_end_s = window
+        self.env = simpy.Environment()
+        self.faults = faults
+        self.blocks: dict[int, Block] = {}
+        self.on_block_done: Callable[[Block], None] = lambda block: None
+        self.next_rollout = 0
+        self.rollouts_started_in_window = 0
+        self.measured_in_flight = 0
+        self.on_measured_done: Callable[[], None] = lambda: None
+        """Called when a rollout that started inside the window ends."""
+        self.turns_completed = 0
+        self.output_tokens_completed = 0.0
+        self.in_system = TimeWeighted(self.env, *window)
+        self.contended = contended
+        c = scenario.capacity
+        self.pools = {
+            pool: ServerPool(self.env, pool, n, *window) for pool, n in c.servers().items()
+        }
+        self.replicas = Replicas(c.inference_replicas, c.decode_slowdown_per_stream)
+        self.residency = (
+            Residency(scenario, transport, self.replicas.streams, routing)
+            if scenario.kv_cache.residency
+            else None
+        )
+        limited = contended and scenario.rate_limit.limits
+        self.limiter = RateLimiter(scenario, self.env, window, retry_spread) if limited else None
+        self._side_pool = {side: self.pools[side.info.pool] for side in Side}
+        self._parallel_column = side_wait_column(_PARALLEL)
+        self._steps = [
+            (
+                self.pools[phase.pool] if phase.pool is not None else None,
+                wait_column(phase) if phase.pool is not None else -1,
+                self.pools[phase.inner] if phase.inner is not None else None,
+                wait_column(phase, nested=True) if phase.inner is not None else -1,
+                phase.pool is Pool.INFERENCE,
+            )
+            for phase in PHASES[1:_LAST]
+        ]
+
+    def block(self, index: int, rollouts: int = BLOCK_ROLLOUTS) -> Block:
+        if index not in self.blocks:
+            self.blocks[index] = Block(
+                self.scenario, self.transport, index, rollouts, self.replication, self.contended
+            )
+        return self.blocks[index]
+
+    def rollouts(
+        self, indices: Iterable[int], think: np.random.Generator | None = None
+    ) -> Generator[simpy.Event, Any, None]:
+        """One agent without contention runs rollouts one after another, turn by turn.
+
+        With ``think`` (a stream of pauses) the rollouts are one session: they share the
+        agent's connection and are ``load.think_time_s`` apart.
+        """
+        env, timeout = self.env, self.env.timeout
+        session = self.session_connection()
+        for position, index in enumerate(indices):
+            if think is not None and position > 0:
+                yield timeout(float(self.scenario.load.think_time_s.sample(think, 1)[0]))
+            block, local, measured, connection = self._begin(index, session)
+            if self.residency is not None:
+                yield from self.residency.one_agent(env, block, local, index, connection)
+                self._end(block, local, measured)
+                continue
+            # The fast path, inline (one generator less per event): request, then tool.
+            cold_flag, start_at_s = block.cold_flag, block.start_at_s
+            is_cold_at, release = connection.is_cold, connection.release
+            cold_request_s, warm_request_s = block.cold.request_s, block.warm.request_s
+            tool_s = block.warm.tool_s
+            for turn in range(block.offsets[local], block.offsets[local + 1]):
+                now_s = env.now
+                start_at_s[turn] = now_s
+                if is_cold_at(now_s):
+                    cold_flag[turn] = 1.0
+                    yield timeout(cold_request_s[turn])
+                else:
+                    yield timeout(warm_request_s[turn])
+                release(env.now)
+                if tool_s[turn] > 0:
+                    yield timeout(tool_s[turn])
+            self._end(block, local, measured)
+
+    def session_connection(self) -> Connection | None:
+        """The connection an agent keeps across its rollouts, if it keeps one."""
+        if not self.scenario.connection.reuse_across_rollouts:
+            return None
+        return new_connection(self.scenario, self.transport, self.faults)
+
+    def fleet_rollout(
+        self, session: Connection | None = None, organization: int = 0
+    ) -> Generator[simpy.Event, Any, None]:
+        """The next rollout of a fleet, contending for the pools, turn by turn; on the
+        agent's ``session`` connection when given, else on a new one; its requests count
+        against ``organization``'s rate limit."""
+        env = self.env
+        index = self.next_rollout
+        self.next_rollout += 1
+        block, local, measured, connection = self._begin(index, session)
+        cold_flag, start_at_s = block.cold_flag, block.start_at_s
+        record_starts = self.record_starts
+        first, end = block.offsets[local], block.offsets[local + 1]
+        turn, now_s = first, env.now
+        if record_starts:
+            start_at_s[turn] = now_s
+        cold = connection.is_cold(now_s)
+        cold_flag[turn] = cold
+        seg = block.cold if cold else block.warm
+        gap_s = seg.phase_s[0][turn]
+        while True:
+            if gap_s > 0:
+                yield env.timeout(gap_s)
+            args = (block, seg, turn, index, cold, organization)
+            download_s = yield from self._contended_turn(*args)
+            connection.release(env.now + download_s)
+            gap_s = download_s + seg.tool_s[turn]
+            turn += 1
+            if turn == end:
+                break
+            # The next request starts after the download and the tool: its variant is
+            # known now (a connection's state moves only with this agent's requests).
+            start_s = env.now + gap_s
+            if record_starts:
+                start_at_s[turn] = start_s
+            cold = connection.is_cold(start_s)
+            cold_flag[turn] = cold
+            seg = block.cold if cold else block.warm
+            gap_s += seg.phase_s[0][turn]
+        if gap_s > 0:
+            yield env.timeout(gap_s)
+        if self.residency is not None:
+            self.residency.close(index)
+        self._end(block, local, measured)
+
+    def _begin(self, index: int, session: Connection | None) -> tuple[Block, int, bool, Connection]:
+        block_index, local = divmod(index, BLOCK_ROLLOUTS)
+        block = self.block(block_index)
+        now_s = self.env.now
+        measured = self.window_start_s <= now_s < self.window_end_s
+        if measured:
+            self.rollouts_started_in_window += 1
+            self.measured_in_flight += 1
+        block.started_at_s[local] = now_s
+        self.in_system.change(+1)
+        if session is None:
+            session = new_connection(self.scenario, self.transport, self.faults)
+        return block, local, measured, session
+
+    def _end(self, block: Block, local: int, measured: bool) -> None:
+        block.ended_at_s[local] = self.env.now
+        self.in_system.change(-1)
+        if measured:
+            self.measured_in_flight -= 1
+            self.on_measured_done()
+        block.finished += 1
+        if block.finished == block.rollouts:
+            self.on_block_done(block)
+
+    def _contended_turn(
+        self, block: Block, seg: Segments, t: int, session: int, cold: bool, organization: int
+    ) -> Generator[simpy.Event, Any, float]:
+        """One request from the gateway's rate limit up to its download, which it returns."""
+        env, waits, residency = self.env, block.wait_s[t], self.residency
+        if self.limiter is not None:
+            tokens = block.limit_tokens[t] if block.limit_tokens else 0.0
+            admission = self.limiter.admit(organization, tokens, seg.upload_s[t])
+            block.throttle_s[t], block.refused[t] = yield from admission
+        for index, (pool, column, inner, inner_column, batched) in enumerate(self._steps, 1):
+            seconds = seg.phase_s[index][t]
+            if pool is None:
+                if seconds > 0:
+                    yield env.timeout(seconds)
+                continue
+            if batched:
+                if not pool.take():
+                    waits[column] = yield from pool.wait()
+                if residency is None:
+                    replica, slowdown = self.replicas.join()
+                else:
+                    args = (block.turns, block.missing_history, t, session, cold, env.now)
+                    replica, extra_s = residency.start(*args)
+                    seconds += extra_s
+                    slowdown = self.replicas.join_at(replica)
+                decode_s = seg.decode_s[t] * slowdown
+                block.stretch_decode()[t] = decode_s
+                parallel_s = seg.side_s[_PARALLEL][t]
+                if parallel_s <= 0:
+                    yield env.timeout(seconds + decode_s)
+                elif self._side_pool[_PARALLEL].free:
+                    # A worker is free: the verdict comes after max(prefill, classifiers).
+                    self._side_pool[_PARALLEL].hold_aside(parallel_s)
+                    yield env.timeout(max(seconds, parallel_s) + decode_s)
+                else:
+                    joining = join_side(env, self._side_pool[_PARALLEL], seconds, parallel_s)
+                    waits[self._parallel_column] = yield from joining
+                    yield env.timeout(decode_s)
+                if residency is not None:
+                    residency.finish(block.history_after[t], session, replica, env.now)
+                self.replicas.leave(replica)
+                pool.release()
+                continue
+            if seconds > 0:
+                if not pool.take():
+                    waits[column] = yield from pool.wait()
+                nested = seg.nested[index]
+                if nested is not None and nested[3][t]:
+                    lead_s, inner_s, trail_s, _ = nested
+                    yield env.timeout(lead_s[t])
+                    if not inner.take():
+                        waits[inner_column] = yield from inner.wait()
+                    yield env.timeout(inner_s[t])
+                    inner.release()
+                    yield env.timeout(trail_s[t])
+                else:
+                    yield env.timeout(seconds)
+                pool.release()
+        if seg.side_s[_OVERLAPPED][t] > 0:
+            self._side_pool[_OVERLAPPED].hold_aside(seg.side_s[_OVERLAPPED][t])
+        download_s = seg.phase_s[_LAST][t]
+        if self.window_start_s <= env.now + download_s < self.window_end_s:
+            self.turns_completed += 1
+            self.output_tokens_completed += block.turns.output_tokens[t]
+        return download_s

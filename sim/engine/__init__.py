@@ -1,1 +1,0 @@
-"""The engine: streams, draws, transports, connections, pools, the DES, records, analytic."""

@@ -1,0 +1,219 @@
+"""Transports as flows: the scope of work each asks for, per turn.
+
+Each transport gives two variants of every turn: ``cold`` (a new connection:
+turn 0, an expired keep-alive, a rotated or dropped WebSocket, so no
+connection cache) and ``warm`` (a live connection).  The engine decides which
+one a turn is; the analytic engine mixes them by probability.
+
+The scenario's switches (``api.config_cache``, ``connection.store``) enter as
+0/1 numbers, never as branches, so the same code serves one scenario and a
+column form of many whose switches differ point by point.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+import numpy as np
+
+from models.costs import Work
+from models.scenario import Scenario
+from sim.turn.compaction import compaction_turns
+from sim.turn.turns import Turns
+
+
+class Transport(StrEnum):
+    """How the client talks to the API."""
+
+    HTTP = "http"
+    HTTP_FULL = "http-full"
+    WS = "ws"
+    WS_APPEND = "ws-append"
+
+    @property
+    def description(self) -> str:
+        return _DESCRIPTIONS[self]
+
+    @property
+    def is_websocket(self) -> bool:
+        return self in (Transport.WS, Transport.WS_APPEND)
+
+
+_DESCRIPTIONS = {
+    Transport.HTTP: "per-request HTTP with previous_response_id (server rebuilds state)",
+    Transport.HTTP_FULL: "per-request HTTP resending the whole history (no stored state)",
+    Transport.WS: "WebSocket mode with the connection-scoped cache",
+    Transport.WS_APPEND: "one long-running response per rollout (the minimal-overhead bound)",
+}
+
+
+def turn_work(scenario: Scenario, transport: Transport, turns: Turns) -> tuple[Work, Work]:
+    """(cold, warm) work of every turn under ``transport``.
+
+    A turn after a compaction starts a new chain on the connection its compaction
+    request opened: it connects only where no compaction came first.
+    """
+    first_on_connection = 1.0 - turns.compacted
+    if transport is Transport.HTTP or transport is Transport.HTTP_FULL:
+        full = _full_rebuild(scenario, turns, resend=float(transport is Transport.HTTP_FULL))
+        return _with(full, connect_http=first_on_connection), full
+    cold = _after_cache_loss(scenario, turns)
+    append = transport is Transport.WS_APPEND
+    if append:
+        cold = _with(cold, post_runs=turns.is_last)
+    return cold, _cached(scenario, turns, append=append)
+
+
+def compaction_work(scenario: Scenario, transport: Transport, turns: Turns) -> tuple[Work, Work]:
+    """(cold, warm) work of the compaction requests sent before ``turns``.
+
+    Each is a continuation like any turn over the same transport (over WebSocket
+    only its new input is processed when the connection is warm); one long-running
+    response (``ws-append``) ends there and its compaction is a WebSocket request.
+    """
+    requests = compaction_turns(turns, scenario.compaction)
+    if transport is Transport.WS_APPEND:
+        transport = Transport.WS
+    return turn_work(scenario, transport, requests)
+
+
+def _full_rebuild(scenario: Scenario, turns: Turns, resend: float | np.ndarray) -> Work:
+    """An HTTP turn: the server loads, validates, renders and classifies the whole history.
+
+    ``resend`` is 1 where the client resends the whole history (no stored state), else 0.
+    """
+    ones = np.ones(turns.shape)
+    zeros = np.zeros(turns.shape)
+    continuing = _continuing(turns)
+    hit = turns.render_hit
+    rendered = hit * turns.new_tokens + (1 - hit) * (turns.fixed_tokens + turns.context_tokens)
+    config_cache = _switch(scenario.api.config_cache)
+    stored = 1.0 - resend
+    return Work(
+        items_new=turns.items_new,
+        items_sent=resend * turns.context_items + stored * turns.items_new,
+        tokens_sent=turns.fixed_tokens
+        + (resend * turns.context_tokens + stored * turns.new_tokens),
+        http_request=ones,
+        connect_http=zeros,
+        connect_ws=zeros,
+        recover=zeros,
+        validate_runs=ones,
+        items_validated=turns.context_items,
+        store_loads=stored * continuing,
+        store_state_tokens=stored * continuing * turns.prior_tokens,
+        memory_loads=zeros,
+        tokens_rendered=rendered,
+        route_full=(1 - config_cache) * ones,
+        route_cached=config_cache * ones,
+        hop_runs=ones,
+        safety_runs=ones,
+        tokens_classified=turns.fixed_tokens + turns.context_tokens,
+        prompt_tokens_uncached=_uncached_prompt(scenario, turns),
+        output_tokens=turns.output_tokens,
+        decode_s_per_token=turns.decode_s_per_token,
+        post_runs=ones,
+        post_tokens=turns.output_tokens,
+        post_blocking=ones,
+        tool_overlaps_post=_switch(scenario.client.tool_starts_on_call_item) * ones,
+        tool_s=turns.tool_s,
+        failed_early=turns.failed_early,
+        failed_late=turns.failed_late,
+        retry_wait_s=turns.retry_wait_s,
+        compactions=turns.compacted,
+    )
+
+
+def _continuing(turns: Turns) -> np.ndarray:
+    """1 where the request continues a chain (a previous response to load), else 0."""
+    return (turns.turn_index > 0) * (1.0 - turns.compacted)
+
+
+def _after_cache_loss(scenario: Scenario, turns: Turns) -> Work:
+    """A WebSocket turn on a new connection: nothing cached on it yet.
+
+    Turn 0 is ordinary.  Later turns either reload state from storage
+    (store=true) or fail with previous_response_not_found and resend everything
+    (store=false).  Either way the server rebuilds the whole history once.
+    """
+    store = _switch(scenario.connection.store)
+    base = _full_rebuild(scenario, turns, resend=1.0 - store)
+    continuing = _continuing(turns)
+    return _with(
+        base,
+        tokens_rendered=turns.fixed_tokens + turns.context_tokens,
+        http_request=0.0,
+        connect_ws=1.0 - turns.compacted,
+        recover=(1.0 - store) * continuing,
+        post_blocking=0.0,
+    )
+
+
+def _cached(scenario: Scenario, turns: Turns, append: bool) -> Work:
+    """A warm WebSocket turn: only the new input is validated, rendered and classified.
+
+    After a compaction the new input is the whole compacted context, and one
+    long-running response starts again (its pre-inference work runs once more).
+    """
+    zeros = np.zeros(turns.shape)
+    ones = np.ones(turns.shape)
+    pre_inference = turns.compacted * ones if append else ones
+    return Work(
+        items_new=turns.items_new,
+        items_sent=turns.items_new,
+        tokens_sent=turns.new_tokens if append else turns.fixed_tokens + turns.new_tokens,
+        http_request=zeros,
+        connect_http=zeros,
+        connect_ws=zeros,
+        recover=zeros,
+        validate_runs=pre_inference,
+        items_validated=pre_inference * turns.items_new,
+        store_loads=zeros,
+        store_state_tokens=zeros,
+        memory_loads=pre_inference * (1.0 - turns.compacted),
+        tokens_rendered=turns.new_tokens,
+        route_full=zeros,
+        route_cached=zeros,
+        hop_runs=zeros,
+        safety_runs=pre_inference,
+        tokens_classified=pre_inference * turns.new_tokens,
+        prompt_tokens_uncached=_uncached_prompt(scenario, turns),
+        output_tokens=turns.output_tokens,
+        decode_s_per_token=turns.decode_s_per_token,
+        post_runs=turns.is_last if append else ones,
+        post_tokens=turns.output_tokens,
+        post_blocking=zeros,
+        tool_overlaps_post=zeros,
+        tool_s=turns.tool_s,
+        failed_early=turns.failed_early,
+        failed_late=turns.failed_late,
+        retry_wait_s=turns.retry_wait_s,
+        compactions=turns.compacted,
+    )
+
+
+def _uncached_prompt(scenario: Scenario, turns: Turns) -> np.ndarray:
+    """Prompt tokens the accelerator must prefill: the new input, the share of the resident
+    prefix that is not reused, and the history the replica no longer holds."""
+    reused = scenario.inference.prefix_cache_hit_fraction
+    resident = turns.fixed_tokens + turns.prior_tokens
+    return turns.new_tokens + (1 - reused) * resident + reused * turns.missing_history_tokens
+
+
+def cached_prompt_tokens(scenario: Scenario, turns: Turns) -> np.ndarray:
+    """Prompt tokens whose KV the replica reuses: the reused share of what it holds (the
+    shared prefix, kept hot by every session, and the resident history)."""
+    held = turns.fixed_tokens + turns.prior_tokens - turns.missing_history_tokens
+    return scenario.inference.prefix_cache_hit_fraction * held
+
+
+def _switch(value: bool | np.ndarray) -> np.ndarray:
+    """A scenario switch as a 0/1 number (or a column of them)."""
+    return np.asarray(value, dtype=float)
+
+
+def _with(work: Work, **changes: np.ndarray | float) -> Work:
+    base = {name: getattr(work, name) for name in work.__dataclass_fields__}
+    for name, value in changes.items():
+        base[name] = np.broadcast_to(np.asarray(value, dtype=float), work.tool_s.shape).copy()
+    return Work(**base)
