@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint format bench docs dashboard clean
+.PHONY: setup demo test test-fast lint format bench docs dashboard clean
 
 setup: $(VENV)/.installed
 
@@ -18,6 +18,9 @@ demo: setup  ## the headline: per-request HTTP vs WebSocket mode on codex-spark
 
 test: setup lint  ## lint, then the whole test suite
 	$(BIN)/python -m pytest
+
+test-fast: setup  ## the fast loop for every change: no fleets, live servers, browser or notebooks
+	$(BIN)/python -m pytest -m "not slow and not live and not browser and not notebook"
 
 lint: setup
 	$(BIN)/ruff check .
