@@ -79,22 +79,22 @@ def test_http_responses_carry_a_request_id_and_the_servers_processing_time(base_
 def test_each_websocket_response_is_followed_by_its_timing_split(base_url: str) -> None:
     async def converse() -> list[Any]:
         events = []
-        async with openai.AsyncOpenAI(base_url=base_url, api_key=DEFAULT_API_KEY) as client:
-            async with client.responses.connect() as connection:
-                previous = None
-                for _ in range(4):
-                    body = _body(2)
-                    if previous is not None:
-                        call = previous.output[-1]
-                        body["input"] = [
-                            {"type": "function_call_output", "call_id": call.call_id, "output": "x"}
-                        ]
-                        body["previous_response_id"] = previous.id
-                    await connection.response.create(**body)
-                    while (event := await connection.recv()).type != "response.completed":
-                        pass
-                    previous = event.response
-                    events.append((event, await connection.recv()))
+        client = openai.AsyncOpenAI(base_url=base_url, api_key=DEFAULT_API_KEY)
+        async with client, client.responses.connect() as connection:
+            previous = None
+            for _ in range(4):
+                body = _body(2)
+                if previous is not None:
+                    call = previous.output[-1]
+                    body["input"] = [
+                        {"type": "function_call_output", "call_id": call.call_id, "output": "x"}
+                    ]
+                    body["previous_response_id"] = previous.id
+                await connection.response.create(**body)
+                while (event := await connection.recv()).type != "response.completed":
+                    pass
+                previous = event.response
+                events.append((event, await connection.recv()))
         return events
 
     log = _log_after(base_url, clock.run(converse))

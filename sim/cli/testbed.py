@@ -72,6 +72,12 @@ def _scenario(spec_text: str, sets: tuple[str, ...], seed: int | None, agents: i
 )
 @click.option("--base-url", default=None, help="another Responses-compatible endpoint")
 @click.option("--api-key", default=None, help="bearer token (default: the emulator's)")
+@click.option(
+    "--max-turns",
+    type=int,
+    default=None,
+    help="requests a rollout may make before the driver stops it (default 256)",
+)
 @click.option("--seed", type=int, default=None, help="root seed (default: the scenario's)")
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
@@ -82,11 +88,13 @@ def run(
     time_scale: float | None,
     base_url: str | None,
     api_key: str | None,
+    max_turns: int | None,
     seed: int | None,
     sets: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Measure SPEC on the testbed (every transport unless SPEC names one) beside its simulation."""
+    from sim.testbed.driver import DEFAULT_TURN_LIMIT
     from sim.testbed.server import DEFAULT_API_KEY
     from sim.testbed.session import (
         DEFAULT_FLEET_TIME_SCALE,
@@ -97,6 +105,8 @@ def run(
 
     if rollouts < 1:
         raise ScenarioError(f"--rollouts = {rollouts}: must be an integer >= 1")
+    if max_turns is not None and max_turns < 1:
+        raise ScenarioError(f"--max-turns = {max_turns}: must be an integer >= 1")
     parsed, scenario = _scenario(spec, sets, seed, agents)
     if parsed.transport is Transport.WS_APPEND:
         raise ScenarioError("transport = 'ws-append': the SDK has no loop for it; use ws")
@@ -115,6 +125,7 @@ def run(
         ),
         base_url=base_url,
         api_key=api_key or DEFAULT_API_KEY,
+        turn_limit=max_turns or DEFAULT_TURN_LIMIT,
     )
     total = None if fleet else rollouts * len(transports)
     result = _with_progress(spec, total, lambda advance: run_testbed(request, advance))
@@ -142,6 +153,12 @@ def _print(console: Console, result: Any) -> None:
     for name, entry in result.transports.items():
         console.print(_table(f"{head}: {name}", entry))
         console.print(f"{name}: {entry.rollouts} rollouts measured, {entry.errors} errors")
+        if entry.observed.get("turn_limited"):
+            console.print(
+                f"{name}: {entry.observed['turn_limited']:.0f} rollouts stopped at the turn limit "
+                "(the server still asked for tools; --max-turns)",
+                style="bold",
+            )
     measured, simulated = result.reduction(Key.MEASURED), result.reduction(Key.SIMULATED)
     if measured is not None:
         console.print(
@@ -165,6 +182,7 @@ def _table(title: str, entry: Any) -> Table:
         ("e2e p95 (s)", lambda x: x.e2e_p95_s, 1.0, errors[Key.E2E_P95]),
         ("TTFT mean (ms)", lambda x: x.ttft_mean_s, 1e3, errors[Key.TTFT_MEAN]),
         ("TTFT p95 (ms)", lambda x: x.ttft_p95_s, 1e3, None),
+        ("requests / rollout", lambda x: x.requests_per_rollout, 1.0, None),
         ("new connections / rollout", lambda x: x.connections_per_rollout, 1.0, None),
         ("cache misses / rollout", lambda x: x.cache_misses_per_rollout, 1.0, None),
     ]

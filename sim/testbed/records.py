@@ -89,3 +89,14 @@ def turn_ttfts_s(rollouts: list[RolloutRecord]) -> np.ndarray:
 
 def e2es_s(rollouts: list[RolloutRecord]) -> np.ndarray:
     return np.array([r.e2e_s for r in rollouts])
+
+
+def observed_shape(rollouts: list[RolloutRecord]) -> dict[str, float]:
+    """What the server made of the rollouts: requests and tool calls per rollout, and how
+    many rollouts the turn limit stopped."""
+    count = len(rollouts)
+    return {
+        "requests_per_rollout": sum(len(r.turns) for r in rollouts) / count,
+        "calls_per_rollout": sum(t.calls for r in rollouts for t in r.turns) / count,
+        "turn_limited": float(sum(r.turn_limited for r in rollouts)),
+    }

@@ -7,7 +7,9 @@ rollouts with the client and network measured on those rollouts' own turns
 (the SDK's costs drift with a shared machine's load) and puts both sides
 together; the simulation with the costs calibrated beforehand, on separate
 rollouts interleaved with the measured ones, is reported beside as the
-prediction.
+prediction.  Against another endpoint (a base URL) the server decides how
+many turns and calls a rollout takes, so the simulation runs the turns that
+actually happened (``observed``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass, replace
 
 from models.errors import ScenarioError
 from models.scenario import Scenario
+from sim.des.runners import simulate_turns
 from sim.testbed import clock
 from sim.testbed.calibrate import calibration_rollout, measure_client
 from sim.testbed.clock import TimerLead
@@ -27,10 +30,12 @@ from sim.testbed.comparison import (
     simulated_records,
     simulated_side,
 )
-from sim.testbed.driver import Agent
+from sim.testbed.driver import DEFAULT_TURN_LIMIT, Agent
 from sim.testbed.emulated import check_emulated
 from sim.testbed.fleet import measure_fleet, simulated_fleet
 from sim.testbed.observe import ServerView, split_turns
+from sim.testbed.observed import observed_turns
+from sim.testbed.records import observed_shape
 from sim.testbed.results import LiveResult, TransportResult
 from sim.testbed.server import DEFAULT_API_KEY, ServerSettings, emulator_process
 from sim.testbed.timescale import scale_time
@@ -58,6 +63,7 @@ class Request:
     time_scale: float = DEFAULT_TIME_SCALE
     base_url: str | None = None
     api_key: str = DEFAULT_API_KEY
+    turn_limit: int = DEFAULT_TURN_LIMIT
 
 
 def run_testbed(request: Request, progress: Progress | None = None) -> LiveResult:
@@ -118,7 +124,7 @@ async def _measure(
     results = {}
     per_token = scaled.network.bytes_per_token
     for transport in request.transports:
-        agent = Agent(scaled, transport, base_url, request.api_key, lead)
+        agent = Agent(scaled, transport, base_url, request.api_key, lead, False, request.turn_limit)
         probe = Agent(scaled, transport, base_url, request.api_key, lead, calibration=True)
         rollouts, probes = [], []
         for index in range(request.rollouts):
@@ -138,7 +144,11 @@ async def _measure(
             predicted = simulated_side(
                 simulated_records(before.apply(scaled), transport, request.rollouts)
             )
-        records = simulated_records(in_run_scenario, transport, request.rollouts)
+        if view is not None:
+            records = simulated_records(in_run_scenario, transport, request.rollouts)
+        else:
+            turns = observed_turns(in_run_scenario, rollouts)
+            records = simulate_turns(in_run_scenario, transport, turns, keep_turns=True)
         simulated = replace(
             simulated_side(records),
             recovery_s=recovered_turn_cost_s(in_run_scenario, transport, rollouts),
@@ -152,6 +162,7 @@ async def _measure(
             client=used,
             timer_lateness_s=await _lateness(view, lead),
             predicted=predicted,
+            observed=observed_shape(rollouts),
         )
     return LiveResult(request.spec, request.time_scale, client_json, results)
 
