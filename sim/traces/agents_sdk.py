@@ -32,7 +32,8 @@ class JsonlTracingProcessor:
     """Writes the Agents SDK's finished spans and traces to a JSON Lines file."""
 
     def __init__(self, path: Path | str) -> None:
-        self._file: IO[str] = Path(path).open("a", encoding="utf-8")
+        # Open for the processor's life (the SDK calls shutdown at exit), not one block.
+        self._file: IO[str] = Path(path).open("a", encoding="utf-8")  # noqa: SIM115
         self._lock = threading.Lock()
 
     def _write(self, item: Any) -> None:

@@ -111,10 +111,10 @@ def _step(
         usage = _usage(mapping(payload, "usage", "token_usage_record.payload"), "usage")
         response_id = text(payload, "response_id", "token_usage_record.payload")
         last = state.closed[-1] if state.closed else None
-        if state.opened is None and last is not None and last.response_id is None:
-            if usage == state.last_closed_usage:
-                state.closed[-1] = replace(last, response_id=response_id)
-                return None
+        repeated = usage == state.last_closed_usage
+        if state.opened is None and last is not None and last.response_id is None and repeated:
+            state.closed[-1] = replace(last, response_id=response_id)
+            return None
         _close(state, at_s, line, usage, response_id)
     elif kind == "event_msg" and item == "item_completed":
         _item_times(state, payload)
