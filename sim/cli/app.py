@@ -26,6 +26,7 @@ from sim.analysis.run import Engine, Run, Spec, execute, load, parse_engine, par
 from sim.analysis.summary import compare as compare_runs
 from sim.analysis.summary import summarize
 from sim.cli.capacity import capacity as capacity_command
+from sim.cli.fit import fit as fit_command
 from sim.cli.load import load as load_command
 from sim.cli.output import check_writable, json_text, write_output
 from sim.cli.report import print_compare, print_run
@@ -206,6 +207,7 @@ app.add_command(sweep_command)
 app.add_command(plot_command)
 app.add_command(testbed_command)
 app.add_command(trace_command)
+app.add_command(fit_command)
 
 
 def _prepare(
@@ -294,9 +296,7 @@ def _write_otel(otel: Path | None, runs: dict[str, Run]) -> None:
         return
 
     def write(target: Path) -> None:
-        rollouts = (
-            rollout for label, run in runs.items() for rollout in run_requests(run, label)
-        )
+        rollouts = (rollout for label, run in runs.items() for rollout in run_requests(run, label))
         count = write_otlp(target, rollouts, agent_name=next(iter(runs.values())).scenario.name)
         click.echo(f"wrote {otel}: {count} rollouts as OTLP JSON (docs/traces.md)", err=True)
 
