@@ -33,7 +33,7 @@ def split(
     """(fit, held out): whole rollouts, ``holdout`` of them held out, chosen with ``seed``."""
     ids = sorted({r.rollout_id for r in requests})
     rng = np.random.default_rng(seed)
-    count = int(round(holdout * len(ids)))
+    count = round(holdout * len(ids))
     held = set(np.asarray(ids, dtype=object)[rng.permutation(len(ids))[:count]].tolist())
     return [r for r in requests if r.rollout_id not in held], [
         r for r in requests if r.rollout_id in held

@@ -6,6 +6,7 @@ the fit uses.
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -69,7 +70,7 @@ def measure(requests: Sequence[Request]) -> Measured:
         calls_request.extend(len(r.tool_calls) for r in rollout[:-1])
         if rollout[0].input_tokens is not None:
             first_input.append(rollout[0].input_tokens)
-        for before, after in zip(rollout, rollout[1:], strict=False):
+        for before, after in itertools.pairwise(rollout):
             if before.input_tokens is None or after.input_tokens is None:
                 continue
             grew = after.input_tokens - before.input_tokens
