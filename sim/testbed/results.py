@@ -41,6 +41,7 @@ class Key(StrEnum):
     PREDICTED_REL_ERROR = "predicted_rel_error"
     OBSERVED = "observed"
     REQUESTS_PER_ROLLOUT = "requests_per_rollout"
+    NETWORK = "network"
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,8 @@ class LiveResult:
     client: dict[str, float]
     transports: dict[str, TransportResult]
     agents: int = 1
+    network: dict[str, Any] = field(default_factory=dict)
+    """Which network the run had (``sim.testbed.network.Network``)."""
 
     def reduction(self, side: str) -> float | None:
         if "http" not in self.transports or "ws" not in self.transports:
@@ -165,6 +168,7 @@ class LiveResult:
             Metric.SPEC.value: self.spec,
             Key.TIME_SCALE.value: self.time_scale,
             Key.AGENTS.value: self.agents,
+            Key.NETWORK.value: self.network,
             Key.CLIENT.value: self.client,
             Key.TRANSPORTS.value: {name: r.to_json() for name, r in self.transports.items()},
             Key.REDUCTION.value: {

@@ -7,7 +7,9 @@ rollouts with the client and network measured on those rollouts' own turns
 (the SDK's costs drift with a shared machine's load) and puts both sides
 together; the simulation with the costs calibrated beforehand, on separate
 rollouts interleaved with the measured ones, is reported beside as the
-prediction.  Against another endpoint (a base URL) the server decides how
+prediction.  The emulator sits behind the network the scenario asks for
+(``network``: netem where the machine allows it, else an emulated link), and the
+result says which.  Against another endpoint (a base URL) the server decides how
 many turns and calls a rollout takes, so the simulation runs the turns that
 actually happened (``observed``).
 """
@@ -33,6 +35,7 @@ from sim.testbed.comparison import (
 from sim.testbed.driver import DEFAULT_TURN_LIMIT, Agent
 from sim.testbed.emulated import check_emulated
 from sim.testbed.fleet import measure_fleet, simulated_fleet
+from sim.testbed.network import ENDPOINT, SCENARIO, Network, testbed_network
 from sim.testbed.observe import ServerView, split_turns
 from sim.testbed.observed import observed_turns
 from sim.testbed.records import observed_shape
@@ -64,6 +67,9 @@ class Request:
     base_url: str | None = None
     api_key: str = DEFAULT_API_KEY
     turn_limit: int = DEFAULT_TURN_LIMIT
+    network: str = SCENARIO
+    """``scenario``: the scenario's round trip on a real (netem) or emulated link;
+    ``loopback``: none added."""
 
 
 def run_testbed(request: Request, progress: Progress | None = None) -> LiveResult:
@@ -75,10 +81,24 @@ def run_testbed(request: Request, progress: Progress | None = None) -> LiveResul
     if request.base_url is not None:
         if measure is _measure_fleet:
             raise ScenarioError("--base-url: a fleet run reads the local emulator's pools")
-        return clock.run(lambda: _measure(request, scaled, request.base_url, None, progress))
-    with emulator_process(scaled, ServerSettings(api_key=request.api_key)) as base_url:
+        result = clock.run(lambda: _measure(request, scaled, request.base_url, None, progress))
+        asked = Network(ENDPOINT, request.scenario.network.rtt_ms, "the endpoint's own network")
+        return replace(result, network=asked.to_json())
+    settings = ServerSettings(api_key=request.api_key)
+    with (
+        testbed_network(scaled, request.time_scale, request.network, settings) as (
+            linked,
+            prefix,
+            network,
+        ),
+        emulator_process(scaled, linked, prefix) as base_url,
+    ):
         view = ServerView(base_url, request.api_key)
-        return clock.run(lambda: measure(request, scaled, base_url, view, progress))
+        result = clock.run(lambda: measure(request, scaled, base_url, view, progress))
+    ping_ms = result.client.get("ping_rtt_ms")
+    if ping_ms is not None:
+        network = replace(network, measured_rtt_ms=ping_ms / request.time_scale)
+    return replace(result, network=network.to_json())
 
 
 async def _measure_fleet(
