@@ -11,31 +11,33 @@ from models.stages import STAGES
 from sim.analysis.fleet_summary import fleet_reductions, fleet_result
 from sim.analysis.metrics import Metric
 from sim.analysis.results import Comparison, Estimate, Latency, RunResult
-from sim.analysis.run import Run
+from sim.analysis.run import FleetRun, Run, SimulatedRun
 from sim.analysis.stats import mean_ci95, ratio_ci95, reduction
 
 
 def summarize(run: Run) -> RunResult:
     """The result of one run: latency statistics, the budget per stage, API work, and the
     overrides the run's scenario was loaded with."""
-    if run.fleet is not None:
-        result = fleet_result(run.spec.text, run.scenario, run.spec.transport, run.fleet)
+    if isinstance(run, FleetRun):
+        result = fleet_result(run.spec.text, run.scenario, run.spec.transport, run.replications)
         return replace(result, overrides=run.overrides)
-    simulated = run.records is not None
-    head = {
-        "spec": run.spec.text,
-        "scenario": run.scenario.name,
-        "transport": run.spec.transport,
-        "engine": run.engine.value,
-        "seed": run.scenario.seed if simulated else None,
-        "rollouts": run.rollouts if simulated else None,
-        "scenario_hash": scenario_hash(run.scenario),
-        "overrides": run.overrides,
-    }
-    if simulated:
+    simulated = isinstance(run, SimulatedRun)
+    head = RunResult(
+        spec=run.spec.text,
+        scenario=run.scenario.name,
+        transport=run.spec.transport,
+        engine=run.engine.value,
+        seed=run.scenario.seed if simulated else None,
+        rollouts=run.rollouts if simulated else None,
+        e2e_s=None,
+        ttft_s=None,
+        scenario_hash=scenario_hash(run.scenario),
+        overrides=run.overrides,
+    )
+    if isinstance(run, SimulatedRun):
         r = run.records
-        return RunResult(
-            **head,
+        return replace(
+            head,
             e2e_s=_distribution(r.e2e_s, mean_ci95(r.e2e_s)),
             ttft_s=_distribution(r.turn_ttft_s, ratio_ci95(r.ttft_sum_s, r.turns)),
             budget_s=_budget(r.stage_s.mean(axis=0)),
@@ -46,8 +48,8 @@ def summarize(run: Run) -> RunResult:
             prefix_cache_hit_rate=r.prefix_cache_hit_rate,
         )
     e = run.expectation
-    return RunResult(
-        **head,
+    return replace(
+        head,
         e2e_s=Latency(float(e.e2e_s)),
         ttft_s=Latency(float(e.ttft_mean_s)),
         budget_s=_budget(e.stage_s),
@@ -63,11 +65,11 @@ def summarize(run: Run) -> RunResult:
 def compare(a: Run, b: Run) -> Comparison:
     """Both runs and the reductions of b relative to a (paired where both were simulated)."""
     result_a, result_b = summarize(a), summarize(b)
-    if a.fleet is not None and b.fleet is not None:
+    if isinstance(a, FleetRun) and isinstance(b, FleetRun):
         stable = result_a.stable and result_b.stable
-        reductions = fleet_reductions(a.fleet, b.fleet) if stable else {}
+        reductions = fleet_reductions(a.replications, b.replications) if stable else {}
         return Comparison(result_a, result_b, reductions)
-    if a.records is not None and b.records is not None:
+    if isinstance(a, SimulatedRun) and isinstance(b, SimulatedRun):
         ra, rb = a.records, b.records
         ones_a, ones_b = np.ones(ra.count), np.ones(rb.count)
         pairs = {
