@@ -153,10 +153,14 @@ def test_now_dominates_when_the_stage_did_not_dominate_the_baseline() -> None:
 
 def _result(name: str, budget: dict[str, float]) -> RunResult:
     from models.stages import STAGES
+    from sim.analysis.results import Latency
     from sim.turn.transports import Transport
 
     seconds = {stage: budget.get(stage.value, 0.0) for stage in STAGES}
-    return RunResult(name, name, Transport.HTTP, "analytic", None, None, None, None, seconds)
+    e2e = Latency(sum(seconds.values()))
+    return RunResult(
+        name, name, Transport.HTTP, "analytic", None, None, e2e, e2e, seconds, 0, 0, 0, 0, 0, None
+    )
 
 
 def _reduction():
