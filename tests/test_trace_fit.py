@@ -78,7 +78,7 @@ def truth_scenario(name: str):
     [
         ("codex-spark", "ws", 3000),
         ("codex-spark", "http", 3000),
-        ("cline-multifile", "http", 6000),
+        ("cline-multifile", "http", 4500),
         ("eight-calls", "http", 3000),
     ],
 )
