@@ -19,7 +19,7 @@ import numpy as np
 from models.distributions import SAMPLE_CHUNK
 from models.retry_policy import wait_after_failure_s
 from models.scenario import Scenario
-from models.workload import Workload
+from models.workload import Workload, rollout_turns
 from sim.des.streams import BLOCK_ROLLOUTS, Draw, stream
 from sim.turn.compaction import compact, without_compaction
 from sim.turn.turns import Turns, history
@@ -33,19 +33,19 @@ def draw_turns(scenario: Scenario, block: int, rollouts: int, replication: int =
         return stream(scenario.seed, block, kind, replication)
 
     every_call = w.tool_calls_per_rollout.sample(rng(Draw.TOOL_CALLS), BLOCK_ROLLOUTS)
-    block_turns = int(every_call.sum()) + BLOCK_ROLLOUTS
+    block_turns = int(rollout_turns(every_call).sum())
     calls = every_call[:rollouts]
-    total = int(calls.sum()) + rollouts
+    total = int(rollout_turns(calls).sum())
     output = w.output_tokens.sample_prefix(rng(Draw.OUTPUT_TOKENS), block_turns, total, False)
 
     cap = scenario.compaction.tool_output_cap_tokens
     tool_s, tool_output, tool_kind = _calls(
         w, rng(Draw.TOOL_KIND), rng(Draw.TOOL_TIME), rng(Draw.TOOL_OUTPUT), block_turns, total, cap
     )
-    final_turns = np.cumsum(calls.astype(np.int64) + 1) - 1
+    final_turns = np.cumsum(rollout_turns(calls.astype(np.int64))) - 1
     parallel = None
     if w.parallel:
-        block_final = np.cumsum(every_call.astype(np.int64) + 1) - 1
+        block_final = np.cumsum(rollout_turns(every_call.astype(np.int64))) - 1
         every_parallel = w.parallel_calls_per_turn.sample(rng(Draw.PARALLEL_CALLS), block_turns)
         every_parallel[block_final] = 0.0
         parallel = every_parallel[:total]
@@ -89,6 +89,19 @@ def draw_turns(scenario: Scenario, block: int, rollouts: int, replication: int =
         retry_wait_s=wait_s,
         tool_kind=tool_kind,
     )
+
+
+def draw_tool_kinds(scenario: Scenario, block: int, replication: int = 0) -> np.ndarray:
+    """The tool kind of every turn's first call in block ``block`` (an index into
+    ``workload.tools``), from the stream ``draw_turns`` draws its calls' kinds from."""
+    w = scenario.workload
+    calls = w.tool_calls_per_rollout.sample(
+        stream(scenario.seed, block, Draw.TOOL_CALLS, replication), BLOCK_ROLLOUTS
+    )
+    turns = int(rollout_turns(calls).sum())
+    rng = stream(scenario.seed, block, Draw.TOOL_KIND, replication)
+    kind, _ = _tool_kinds(w, rng, turns, turns, finish=False)
+    return kind
 
 
 def _calls(

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from models.workload import rollout_turns
+
 
 @dataclass(frozen=True)
 class Turns:
@@ -114,7 +116,7 @@ def history(
     (per turn; None: one each) are the function calls of each turn: each adds a
     call item to the turn's output and an output item to the next turn's input.
     """
-    turns_per_rollout = calls.astype(np.int64) + 1
+    turns_per_rollout = rollout_turns(calls.astype(np.int64))
     offsets = np.concatenate([[0], np.cumsum(turns_per_rollout)])
     starts = np.repeat(offsets[:-1], turns_per_rollout)
     turn_index = np.arange(offsets[-1]) - starts
