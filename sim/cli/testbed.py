@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -19,6 +20,7 @@ from rich.table import Table
 
 from models.errors import ScenarioError
 from sim.analysis.run import load, parse_spec
+from sim.cli.output import check_writable
 from sim.testbed.emulated import check_emulated
 from sim.turn.transports import Transport
 
@@ -87,6 +89,12 @@ def _scenario(spec_text: str, sets: tuple[str, ...], seed: int | None, agents: i
 )
 @click.option("--seed", type=int, default=None, help="root seed (default: the scenario's)")
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
+@click.option(
+    "--otel",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="write the measured rollouts as OTLP JSON GenAI spans (docs/traces.md)",
+)
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 def run(
     spec: str,
@@ -99,6 +107,7 @@ def run(
     network: str,
     seed: int | None,
     sets: tuple[str, ...],
+    otel: Path | None,
     as_json: bool,
 ) -> None:
     """Measure SPEC on the testbed (every transport unless SPEC names one) beside its simulation."""
@@ -115,6 +124,8 @@ def run(
         raise ScenarioError(f"--rollouts = {rollouts}: must be an integer >= 1")
     if max_turns is not None and max_turns < 1:
         raise ScenarioError(f"--max-turns = {max_turns}: must be an integer >= 1")
+    if otel is not None:
+        check_writable(otel, "--otel")
     parsed, scenario = _scenario(spec, sets, seed, agents)
     if parsed.transport is Transport.WS_APPEND:
         raise ScenarioError("transport = 'ws-append': the SDK has no loop for it; use ws")
@@ -135,9 +146,12 @@ def run(
         api_key=api_key or DEFAULT_API_KEY,
         turn_limit=max_turns or DEFAULT_TURN_LIMIT,
         network=network,
+        otel=otel,
     )
     total = None if fleet else rollouts * len(transports)
     result = _with_progress(spec, total, lambda advance: run_testbed(request, advance))
+    if otel is not None:
+        click.echo(f"wrote {otel}: the measured rollouts as OTLP JSON (docs/traces.md)", err=True)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:

@@ -66,8 +66,10 @@ class Conversation:
         self.previous_id = None
 
     def answered(self, response: Any, record: TurnRecord) -> None:
-        """Note the response's output tokens on ``record`` (its usage, else its text)."""
+        """Note the response's usage and output tokens on ``record`` (its usage, else its
+        text)."""
         usage = getattr(response, "usage", None)
+        record.usage = _usage(usage)
         output_tokens = getattr(usage, "output_tokens", None)
         if output_tokens is None:
             output_tokens = self._tokens(list(response.output))
@@ -80,3 +82,16 @@ class Conversation:
         self.history.extend([*response.output, *answers])
         self.new_input = list(answers)
         self.previous_id = response.id
+
+
+def _usage(usage: Any) -> dict[str, int]:
+    """The counts a response's usage reports, by the trace table's names."""
+    found = {
+        "input_tokens": getattr(usage, "input_tokens", None),
+        "cached_tokens": getattr(getattr(usage, "input_tokens_details", None), "cached_tokens", None),
+        "output_tokens": getattr(usage, "output_tokens", None),
+        "reasoning_tokens": getattr(
+            getattr(usage, "output_tokens_details", None), "reasoning_tokens", None
+        ),
+    }
+    return {name: int(value) for name, value in found.items() if isinstance(value, int | float)}

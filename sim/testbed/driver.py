@@ -32,8 +32,9 @@ from sim.testbed.agent import MODEL, ConnectionCounter, Prompt, sdk_client, tool
 from sim.testbed.app import CALIBRATION_HEADER
 from sim.testbed.clock import TimerLead
 from sim.testbed.conversation import Conversation, answer, tool_calls
-from sim.testbed.records import RolloutRecord, TurnRecord
+from sim.testbed.records import CallRecord, RolloutRecord, TurnRecord
 from sim.testbed.script import REPLICATION_KEY, ROLLOUT_KEY
+from sim.testbed.timing import PROCESSING_HEADER, TIMING_EVENT
 from sim.testbed.tools import DrawnBlocks, ToolDraws
 from sim.turn.transports import Transport
 
@@ -43,6 +44,9 @@ DEFAULT_TURN_LIMIT = 256
 _MAX_ATTEMPTS = 8
 _ENDED = ("response.completed", "response.incomplete")
 """Stream events that carry a finished response (an incomplete one is still an answer)."""
+_TIMING_WAIT_S = 1.0
+"""How long the end of a WebSocket rollout waits for its last response's timing event
+(only from a server that has sent one before on the connection)."""
 
 
 class Agent:
@@ -111,15 +115,23 @@ class Agent:
         record.drawn_tool_s = max(times_s) if self.parallel else sum(times_s)
         started_s = time.monotonic()
         if self.parallel and len(calls) > 1:
-            await asyncio.gather(*(self.lead.sleep(seconds) for seconds in times_s))
+            ran = await asyncio.gather(
+                *(self._tool(call, s) for call, s in zip(calls, times_s, strict=True))
+            )
         else:
-            for seconds in times_s:
-                await self.lead.sleep(seconds)
+            ran = [await self._tool(call, s) for call, s in zip(calls, times_s, strict=True)]
         record.tool_s = time.monotonic() - started_s
+        record.tool_calls = list(ran)
         return [
             answer(call, tool_output_text(tokens, per_token))
             for call, (_, tokens) in zip(calls, draws, strict=True)
         ]
+
+    async def _tool(self, call: Any, seconds: float) -> CallRecord:
+        """One tool call: sleep its drawn time; when it ran."""
+        started_s = time.monotonic()
+        await self.lead.sleep(seconds)
+        return CallRecord(str(call.call_id), str(call.name), started_s, time.monotonic())
 
 
 class _Loop:
@@ -140,6 +152,9 @@ class _Loop:
         self.cut = max_turns is not None and max_turns < agent.turn_limit
         self.records: list[TurnRecord] = []
         self.turn_limited = False
+        self._by_response: dict[str, TurnRecord] = {}
+        self._server_times = False
+        """The server has sent a WebSocket timing event on this rollout's connection."""
 
     def new_turn(self) -> TurnRecord:
         return TurnRecord(self.rollout, len(self.records), time.monotonic())
@@ -148,6 +163,7 @@ class _Loop:
         """Record the turn; run its tools.  True when the rollout goes on."""
         record.completed_at_s = time.monotonic()
         record.response_id = response.id
+        self._by_response[response.id] = record
         self.conversation.answered(response, record)
         self.records.append(record)
         calls = tool_calls(list(response.output))
@@ -168,16 +184,16 @@ class _Loop:
             record = self.new_turn()
             connections, requests = counter.connections, counter.requests
             sent = conversation.sent(record, resend)
+            record.previous_response_id = None if resend else conversation.previous_id
             stream = await client.responses.create(
                 **self.common,
                 input=sent,
-                previous_response_id=omit
-                if resend or conversation.previous_id is None
-                else conversation.previous_id,
+                previous_response_id=record.previous_response_id or omit,
                 store=not resend,
                 stream=True,
             )
             record.sent_at_s = counter.last_request_at_s
+            record.processing_ms = _number(stream.response.headers.get(PROCESSING_HEADER))
             response = None
             async for event in stream:
                 if event.type == "response.output_item.added":
@@ -223,6 +239,7 @@ class _Loop:
                         f"rollout {self.rollout} turn {record.turn}: {record.errors}"
                     )
                 if not await self.answered(record, outcome):
+                    await self._last_timing(connection)
                     return
         finally:
             if connection is not None:
@@ -231,6 +248,7 @@ class _Loop:
     async def _ws_attempt(self, connection: Any, store: bool, record: TurnRecord) -> Any:
         """One ``response.create``: the finished response, or an error's code."""
         previous_id = self.conversation.previous_id
+        record.previous_response_id = previous_id
         await connection.response.create(
             **self.common,
             input=self.conversation.sent(record, resend=False),
@@ -245,12 +263,46 @@ class _Loop:
                     record.first_output_at_s = time.monotonic()
             elif event.type in _ENDED:
                 return event.response
+            elif event.type == TIMING_EVENT:
+                self._timing(event)
             elif event.type in ("error", "response.failed"):
                 code = _code(event)
                 record.errors.append(code)
                 if code != NOT_FOUND:
                     raise RuntimeError(f"rollout {self.rollout}: {_failure(event)}")
                 return NOT_FOUND
+
+    def _timing(self, event: Any) -> None:
+        """Keep a WebSocket timing event on the turn of the response it names."""
+        self._server_times = True
+        record = self._by_response.get(str(getattr(event, "response_id", "")))
+        metrics = getattr(event, "timing_metrics", None)
+        if record is not None and isinstance(metrics, dict):
+            record.server_timing_ms = {
+                k: float(v) for k, v in metrics.items() if isinstance(v, int | float)
+            }
+
+    async def _last_timing(self, connection: Any) -> None:
+        """Read the timing event of the rollout's last response, which follows it, from a
+        server that sends them (a server that does not is not waited for)."""
+        last = self.records[-1]
+        if connection is None or not self._server_times or last.server_timing_ms:
+            return
+        try:
+            async with asyncio.timeout(_TIMING_WAIT_S):
+                while not last.server_timing_ms:
+                    event = await connection.recv()
+                    if event.type == TIMING_EVENT:
+                        self._timing(event)
+        except (TimeoutError, ConnectionClosed):
+            return
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return None if text is None else float(text)
+    except ValueError:
+        return None
 
 
 def _code(event: Any) -> str:

@@ -51,6 +51,8 @@ class FleetMeasurement:
     errors: int
     peak_sockets: int
     client: ClientCosts
+    records: list[RolloutRecord]
+    """The measured rollouts, in the order they finished."""
 
 
 async def measure_fleet(
@@ -111,6 +113,7 @@ async def measure_fleet(
         errors=len(errors) + sum(len(t.errors) for r in measured for t in r.turns),
         peak_sockets=int(stats["peak_sockets"]),
         client=UNMEASURED.refit(transport, split_turns(warm_up, view), per_token),
+        records=measured,
     )
 
 

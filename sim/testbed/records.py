@@ -12,6 +12,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
+@dataclass(frozen=True)
+class CallRecord:
+    """One tool call the client ran: the call's id and tool, and when it ran."""
+
+    call_id: str
+    tool_name: str
+    started_at_s: float
+    ended_at_s: float
+
+
 @dataclass
 class TurnRecord:
     """One turn as the client saw it."""
@@ -51,6 +61,17 @@ class TurnRecord:
     """Tokens of the conversation before the new input (inputs and the outputs' usage)."""
     output_tokens: float = math.nan
     """The response's output tokens (its usage; its text where it reports none)."""
+    usage: dict[str, int] = field(default_factory=dict)
+    """What the response's usage reported: ``input_tokens``, ``cached_tokens``,
+    ``output_tokens``, ``reasoning_tokens`` (those it gave)."""
+    previous_response_id: str | None = None
+    """The response the request continued (None: it sent the whole history)."""
+    tool_calls: list[CallRecord] = field(default_factory=list)
+    """The response's tool calls as the client ran them."""
+    processing_ms: float | None = None
+    """The response's ``openai-processing-ms`` header (HTTP), where the server sent one."""
+    server_timing_ms: dict[str, float] = field(default_factory=dict)
+    """The server's WebSocket timing event for the response, by its field names."""
 
     @property
     def ttft_s(self) -> float:

@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
+from pathlib import Path
+from urllib.parse import urlsplit
 
 from models.errors import ScenarioError
 from models.scenario import Scenario
@@ -38,13 +41,17 @@ from sim.testbed.fleet import measure_fleet, simulated_fleet
 from sim.testbed.network import ENDPOINT, SCENARIO, Network, testbed_network
 from sim.testbed.observe import ServerView, split_turns
 from sim.testbed.observed import observed_turns
-from sim.testbed.records import observed_shape
+from sim.testbed.records import RolloutRecord, observed_shape
 from sim.testbed.results import LiveResult, TransportResult
 from sim.testbed.server import DEFAULT_API_KEY, ServerSettings, emulator_process
+from sim.report.otel import OtlpWriter
 from sim.testbed.timescale import scale_time
+from sim.testbed.trace_out import epoch_offset_s, rollout_requests
 from sim.turn.transports import Transport
 
 Progress = Callable[[int], None]
+Sink = Callable[[Transport, list[RolloutRecord]], None]
+"""Takes each transport's measured rollouts as they are done (the ``--otel`` writer)."""
 
 DEFAULT_TIME_SCALE = 0.1
 """Wall seconds per scenario second for one agent; docs/testbed.md says how it was chosen."""
@@ -70,6 +77,8 @@ class Request:
     network: str = SCENARIO
     """``scenario``: the scenario's round trip on a real (netem) or emulated link;
     ``loopback``: none added."""
+    otel: Path | None = None
+    """Where to write the measured rollouts as OTLP JSON spans (None: not written)."""
 
 
 def run_testbed(request: Request, progress: Progress | None = None) -> LiveResult:
@@ -78,10 +87,15 @@ def run_testbed(request: Request, progress: Progress | None = None) -> LiveResul
     check_emulated(request.scenario)
     scaled = scale_time(request.scenario, request.time_scale)
     measure = _measure_fleet if request.scenario.load.agents > 1 else _measure
+    writer = OtlpWriter(request.otel, "testbed") if request.otel else nullcontext()
     if request.base_url is not None:
         if measure is _measure_fleet:
             raise ScenarioError("--base-url: a fleet run reads the local emulator's pools")
-        result = clock.run(lambda: _measure(request, scaled, request.base_url, None, progress))
+        with writer:
+            sink = _sink(writer, request, request.base_url)
+            result = clock.run(
+                lambda: _measure(request, scaled, request.base_url, None, progress, sink)
+            )
         asked = Network(ENDPOINT, request.scenario.network.rtt_ms, "the endpoint's own network")
         return replace(result, network=asked.to_json())
     settings = ServerSettings(api_key=request.api_key)
@@ -92,17 +106,39 @@ def run_testbed(request: Request, progress: Progress | None = None) -> LiveResul
             network,
         ),
         emulator_process(scaled, linked, prefix) as base_url,
+        writer,
     ):
         view = ServerView(base_url, request.api_key)
-        result = clock.run(lambda: measure(request, scaled, base_url, view, progress))
+        sink = _sink(writer, request, base_url)
+        result = clock.run(lambda: measure(request, scaled, base_url, view, progress, sink))
     ping_ms = result.client.get("ping_rtt_ms")
     if ping_ms is not None:
         network = replace(network, measured_rtt_ms=ping_ms / request.time_scale)
     return replace(result, network=network.to_json())
 
 
+def _sink(writer: OtlpWriter | nullcontext[None], request: Request, base_url: str) -> Sink | None:
+    """What writes each transport's rollouts to the ``--otel`` file (None: no file)."""
+    if not isinstance(writer, OtlpWriter):
+        return None
+    offset_s = epoch_offset_s()
+    host = urlsplit(base_url).hostname or ""
+
+    def write(transport: Transport, rollouts: list[RolloutRecord]) -> None:
+        label = f"{request.scenario.name}:{transport.value}"
+        for requests in rollout_requests(rollouts, label, transport.value, host, offset_s):
+            writer.write(requests)
+
+    return write
+
+
 async def _measure_fleet(
-    request: Request, scaled: Scenario, base_url: str, view: ServerView, progress: Progress | None
+    request: Request,
+    scaled: Scenario,
+    base_url: str,
+    view: ServerView,
+    progress: Progress | None,
+    sink: Sink | None,
 ) -> LiveResult:
     lead = await TimerLead.measure()
     gc.freeze()  # the SDK's many types would make every full collection pause the agents
@@ -111,6 +147,8 @@ async def _measure_fleet(
         fleet = await measure_fleet(
             scaled, transport, base_url, request.api_key, lead, view, progress
         )
+        if sink is not None:
+            sink(transport, fleet.records)
         simulated = simulated_fleet(fleet.client.apply(scaled), transport, FLEET_REPLICATIONS)
         results[transport.value] = TransportResult(
             transport.value,
@@ -133,6 +171,7 @@ async def _measure(
     base_url: str,
     view: ServerView | None,
     progress: Progress | None,
+    sink: Sink | None = None,
 ) -> LiveResult:
     lead = await TimerLead.measure()
     if view is not None:
@@ -153,6 +192,8 @@ async def _measure(
             rollouts.append(await agent.rollout(index))
             if progress is not None:
                 progress(1)
+        if sink is not None:
+            sink(transport, rollouts)
         splits, predicted, used = [], None, client_json
         in_run_scenario = simulated_scenario
         if view is not None:
