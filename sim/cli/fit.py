@@ -83,9 +83,7 @@ def fit(
             "transport": result.transport,
             "sources": result.sources,
             "assumed": result.assumed,
-            "calibration": {k: v for k, v in vars(result.calibration).items() if k != "notes"}
-            if result.calibration
-            else None,
+            "calibration": result.calibration.to_json() if result.calibration else None,
             "held_out": validation.to_json() if validation else None,
             "ws_e2e_reduction": reduction,
             "answer": answer,

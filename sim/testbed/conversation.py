@@ -88,7 +88,9 @@ def _usage(usage: Any) -> dict[str, int]:
     """The counts a response's usage reports, by the trace table's names."""
     found = {
         "input_tokens": getattr(usage, "input_tokens", None),
-        "cached_tokens": getattr(getattr(usage, "input_tokens_details", None), "cached_tokens", None),
+        "cached_tokens": getattr(
+            getattr(usage, "input_tokens_details", None), "cached_tokens", None
+        ),
         "output_tokens": getattr(usage, "output_tokens", None),
         "reasoning_tokens": getattr(
             getattr(usage, "output_tokens_details", None), "reasoning_tokens", None

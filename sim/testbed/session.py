@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from models.errors import ScenarioError
 from models.scenario import Scenario
 from sim.des.runners import simulate_turns
+from sim.report.otel import OtlpWriter
 from sim.testbed import clock
 from sim.testbed.calibrate import calibration_rollout, measure_client
 from sim.testbed.clock import TimerLead
@@ -44,7 +45,6 @@ from sim.testbed.observed import observed_turns
 from sim.testbed.records import RolloutRecord, observed_shape
 from sim.testbed.results import LiveResult, TransportResult
 from sim.testbed.server import DEFAULT_API_KEY, ServerSettings, emulator_process
-from sim.report.otel import OtlpWriter
 from sim.testbed.timescale import scale_time
 from sim.testbed.trace_out import epoch_offset_s, rollout_requests
 from sim.turn.transports import Transport

@@ -25,6 +25,7 @@ from models.scenario import Scenario
 from sim.traces.calibrate import Calibration, calibrate
 from sim.traces.distribution_fit import fit_distribution
 from sim.traces.measures import Measured, decode_fit, measure
+from sim.traces.server_split import ENGINE_TOTAL, ENGINE_TTFT, engine_fit
 from sim.traces.table import TRANSPORTS, Request
 
 DEFAULT_PRESET = "codex-spark"
@@ -39,9 +40,9 @@ ASSUMED_ALWAYS = (
     "retries",
     "compaction",
     "the split of API time between its stages (validate, state load, render, route, "
-    "safety, post) and the network round trip: scaled together by the calibration",
+    "safety, post): their preset proportions, scaled together by the calibration",
 )
-"""What no trace tells (without the server's own timing split), kept from the preset."""
+"""What no trace tells, kept from the preset."""
 
 
 @dataclass
@@ -76,8 +77,8 @@ def fit_scenario(
     fit = ScenarioFit(data, chosen, measured=m)
     fit.assumed.extend(ASSUMED_ALWAYS)
     _workload(fit, m, label)
-    _inference(fit, m, label)
-    fit.calibration = calibrate(fit.data, chosen, m)
+    engine_fitted = _inference(fit, m, label)
+    fit.calibration = calibrate(fit.data, chosen, m, engine_fitted)
     fit.sources.update(fit.calibration.sources(label))
     return fit
 
@@ -174,7 +175,11 @@ def _tools(fit: ScenarioFit, m: Measured, label: str) -> None:
     fit.data["workload"]["tools"] = tools
 
 
-def _inference(fit: ScenarioFit, m: Measured, label: str) -> None:
+def _inference(fit: ScenarioFit, m: Measured, label: str) -> bool:
+    """Set the inference fields the trace informs; True when the service's engine times set
+    them."""
+    if _engine(fit, m, label):
+        return True
     inference = fit.data["inference"]
     decode = decode_fit(m)
     rates = fit_distribution(decode.rates_tps) if decode is not None else None
@@ -194,6 +199,30 @@ def _inference(fit: ScenarioFit, m: Measured, label: str) -> None:
         fit.sources["inference.prefill_tps"] = f"{label}: {how}"
     else:
         fit.assumed.append("inference.prefill_tps")
+    return False
+
+
+def _engine(fit: ScenarioFit, m: Measured, label: str) -> bool:
+    """Set the inference fields from the service's own engine times, where the trace has
+    them (the WebSocket timing event); False when it does not."""
+    inference = fit.data["inference"]
+    assumed_prefill_tps = float(validate(fit.data).inference.prefill_tps)
+    engine = engine_fit(m, assumed_prefill_tps)
+    rates = fit_distribution(engine.decode_rates_tps) if engine is not None else None
+    if engine is None or rates is None:
+        return False
+    inference["decode_tps"] = rates.table
+    fit.sources["inference.decode_tps"] = rates.source(
+        f"{label}: output tokens / ({ENGINE_TOTAL} - {ENGINE_TTFT})"
+    )
+    inference["overhead_ms"] = engine.overhead_ms
+    fit.sources["inference.overhead_ms"] = f"{label}: {engine.prefill_source}"
+    if engine.prefill_tps is not None:
+        inference["prefill_tps"] = engine.prefill_tps
+        fit.sources["inference.prefill_tps"] = f"{label}: {engine.prefill_source}"
+    else:
+        fit.assumed.append("inference.prefill_tps")
+    return True
 
 
 def _prefill_tps(m: Measured) -> tuple[float, str] | None:

@@ -50,6 +50,17 @@ class Measured:
     request_s: np.ndarray
     """Per request: end minus start."""
     transports: set[str]
+    server_api_overhead_s: np.ndarray
+    """Per request where the service's WebSocket timing gave it: its API overhead."""
+    engine_s: np.ndarray
+    """Per request where the WebSocket timing gave the engine's time (prefill and decode)."""
+    engine_ttft_s: np.ndarray
+    """The same requests: the engine's time to first token (prefill)."""
+    engine_uncached_tokens: np.ndarray
+    engine_output_tokens: np.ndarray
+    server_processing_s: np.ndarray
+    """Per request with ``openai-processing-ms`` and no first output (a whole JSON body):
+    the service's whole time.  A stream's header leaves before its work, so it says little."""
 
 
 def measure(requests: Sequence[Request]) -> Measured:
@@ -85,6 +96,17 @@ def measure(requests: Sequence[Request]) -> Measured:
     timed = [r for r in requests if r.first_output_s is not None]
     decoded = [r for r in timed if r.output_tokens]
     with_input = [r for r in requests if r.input_tokens is not None]
+    engine = [
+        r
+        for r in requests
+        if r.server_engine_ms is not None
+        and r.server_engine_ttft_ms is not None
+        and r.input_tokens is not None
+        and r.output_tokens
+    ]
+    processed = [
+        r for r in requests if r.server_processing_ms is not None and r.first_output_s is None
+    ]
     return Measured(
         rollout_ids=list(by_rollout),
         e2e_s=np.array(e2e),
@@ -105,6 +127,17 @@ def measure(requests: Sequence[Request]) -> Measured:
         after_first_tokens=np.array([r.output_tokens for r in decoded], dtype=float),
         request_s=np.array([r.duration_s for r in requests]),
         transports={r.transport for r in requests if r.transport is not None},
+        server_api_overhead_s=np.array(
+            [r.server_api_overhead_ms for r in requests if r.server_api_overhead_ms is not None]
+        )
+        * 1e-3,
+        engine_s=np.array([r.server_engine_ms for r in engine]) * 1e-3,
+        engine_ttft_s=np.array([r.server_engine_ttft_ms for r in engine]) * 1e-3,
+        engine_uncached_tokens=np.array(
+            [r.input_tokens - (r.cached_input_tokens or 0) for r in engine], dtype=float
+        ),
+        engine_output_tokens=np.array([r.output_tokens for r in engine], dtype=float),
+        server_processing_s=np.array([r.server_processing_ms for r in processed]) * 1e-3,
     )
 
 
