@@ -3,7 +3,7 @@
 Start it with ``make dashboard``.  Analytic numbers follow every widget; the
 discrete-event simulation runs on a button and is cached per scenario and seed.
 The page is assembled here from the ``sim.dashboard`` modules: the sidebar
-(``panel``), the views (``views``, ``fleet_views``, ``sweep_view``) and the
+(``panel``), the views (``views``, ``fleet_views``, ``sweep_view``, ``trace_view``) and the
 cached engine calls (``cache``).
 """
 
@@ -20,6 +20,7 @@ from sim.dashboard.fleet_views import load_view
 from sim.dashboard.panel import scenario_panel
 from sim.dashboard.style import readable_text
 from sim.dashboard.sweep_view import sweep_view
+from sim.dashboard.trace_view import trace_view
 from sim.dashboard.views import amdahl_view, budget_view, rollout_view, scaling_view
 from sim.turn.transports import Transport
 
@@ -48,8 +49,16 @@ def main() -> None:
         st.info("Pick at least one transport.")
         return
     transports = tuple(Transport(name) for name in chosen)
-    budget, rollout, amdahl, scaling, load, sweep = st.tabs(
-        ["Budget", "One rollout", "Amdahl: decode speed", "Scaling: turns", "Load", "Sweeps"]
+    budget, rollout, amdahl, scaling, load, sweep, trace = st.tabs(
+        [
+            "Budget",
+            "One rollout",
+            "Amdahl: decode speed",
+            "Scaling: turns",
+            "Load",
+            "Sweeps",
+            "Your trace",
+        ]
     )
     with budget:
         guarded(budget_view, agent, transports)
@@ -63,6 +72,8 @@ def main() -> None:
         guarded(load_view, scenario, transports)
     with sweep:
         guarded(sweep_view)
+    with trace:
+        guarded(trace_view)
 
 
 def guarded(view: Callable[..., None], *args: Any) -> None:

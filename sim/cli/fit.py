@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import click
-import tomli_w
 
 from models.errors import ScenarioError
 from sim.analysis.metrics import Metric
@@ -69,7 +68,7 @@ def fit(
     name = out.stem
     result = fit_scenario(fitted_on, label, extends, transport, name)
     scenario = result.scenario
-    write_output(out, "--out", lambda target: target.write_text(scenario_toml(result)))
+    write_output(out, "--out", lambda target: target.write_text(result.toml()))
     validation = None
     if held_out:
         validation = validate_on(scenario, result.transport, held_out, seed)
@@ -100,16 +99,6 @@ def fit(
             )
         click.echo(f"held-out e2e KS distance: {validation.e2e_ks_distance:.3f}")
     click.echo(answer)
-
-
-def scenario_toml(result: ScenarioFit) -> str:
-    """The fitted scenario as TOML, its sources and assumptions as leading comments."""
-    header = ["# Fitted by loopbudget fit (docs/traces.md). Where each field comes from:"]
-    header += [f"#   {path}: {source}" for path, source in result.sources.items()]
-    header += ["# Assumed (kept from the preset; the trace does not inform them):"]
-    header += [f"#   {item}" for item in result.assumed]
-    header += [f"# Recorded transport: {result.transport}", ""]
-    return "\n".join(header) + "\n" + tomli_w.dumps(result.data)
 
 
 def _answer(result: ScenarioFit) -> tuple[str, dict[str, float]]:

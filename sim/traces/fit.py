@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import tomli_w
 
 from models.errors import ScenarioError
 from models.loading import raw_scenario, validate
@@ -59,6 +60,15 @@ class ScenarioFit:
     @property
     def scenario(self) -> Scenario:
         return validate(self.data)
+
+    def toml(self) -> str:
+        """The fitted scenario as TOML, its sources and assumptions as leading comments."""
+        header = ["# Fitted by loopbudget fit (docs/traces.md). Where each field comes from:"]
+        header += [f"#   {path}: {source}" for path, source in self.sources.items()]
+        header += ["# Assumed (kept from the preset; the trace does not inform them):"]
+        header += [f"#   {item}" for item in self.assumed]
+        header += [f"# Recorded transport: {self.transport}", ""]
+        return "\n".join(header) + "\n" + tomli_w.dumps(self.data)
 
 
 def fit_scenario(
