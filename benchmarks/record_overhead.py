@@ -97,6 +97,7 @@ def _cpu_s(pid: int) -> float:
 def measure(rollouts: int) -> dict[str, Any]:
     scenario = load_scenario("codex-spark", ("workload.tool_calls_per_rollout=10",))
     scaled = scale_time(scenario, TIME_SCALE)
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as folder, emulator_process(scaled, ServerSettings()) as url:
         trace = Path(folder) / "bench.otel.json"
         command = [str(LOOPBUDGET), "record", "--upstream", url, "--out", str(trace)]
@@ -116,6 +117,7 @@ def measure(rollouts: int) -> dict[str, Any]:
     return {
         "time_scale": TIME_SCALE,
         "rollouts_per_transport": rollouts,
+        "load_average_1min": [load_before, os.getloadavg()[0]],
         "elapsed_s": elapsed_s,
         "proxy_cpu_s": cpu_s,
         "proxy_own_measure": {
@@ -135,6 +137,7 @@ def main() -> None:
     result = measure(args.rollouts)
     own = result["proxy_own_measure"]
     print(own["printed"])
+    print(f"load average (1 min) before and after: {result['load_average_1min']}")
     requests = sum(e["client_view_added"]["requests"] for e in result["transports"].values())
     print(f"proxy CPU: {result['proxy_cpu_s'] / requests * 1e3:.2f} ms a request (after start-up)")
     print(f"{'transport':10} {'client view p50/p99 ms':>24} {'direct twice p50/p99 ms':>25}")
