@@ -52,6 +52,9 @@ OPTIONAL = {
     "starlette": "testbed",
     "websockets": "testbed",
     "httpx2": "testbed",
+    "uvloop": "testbed",
+    "httptools": "testbed",
+    "orjson": "testbed",
 }
 
 

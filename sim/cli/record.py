@@ -48,8 +48,7 @@ def record(upstream: str, port: int, out: Path, keep_content: bool) -> None:
     then point the agent's base URL at the printed one (its key is passed through,
     never written down); Ctrl-C stops, writes the trace and prints the proxy's cost.
     """
-    from sim.record.service import record as serve_recorder
-    from sim.testbed import clock
+    from sim.record.service import run
 
     _upstream(upstream)
     if not 0 <= port <= 65535:
@@ -59,5 +58,5 @@ def record(upstream: str, port: int, out: Path, keep_content: bool) -> None:
     def ready(base_url: str) -> None:
         click.echo(f"recording {upstream} on {base_url}; Ctrl-C stops and writes {out}")
 
-    recording = clock.run(lambda: serve_recorder(upstream, out, port, keep_content, ready))
+    recording = run(upstream, out, port, keep_content, ready)
     click.echo(recording.line())

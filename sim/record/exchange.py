@@ -9,10 +9,11 @@ after it has been passed on, so it never delays what it reads.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 CALL_TYPES = ("function_call", "custom_tool_call")
 """Output items that ask the client for a tool."""
@@ -23,7 +24,9 @@ FIRST_OUTPUT = "response.output_item.added"
 ENDS = ("response.completed", "response.incomplete", "response.failed")
 ERROR = "error"
 TIMING = "responsesapi.websocket_timing"
-_WANTED = frozenset((*ENDS, ERROR, TIMING, "response.created"))
+_WANTED = frozenset((*ENDS, ERROR, TIMING))
+"""Events parsed: the rest (``response.created`` too, whose response the end repeats) are
+only timed."""
 _TYPE = re.compile(rb'"type"\s*:\s*"([^"]+)"')
 TIMING_FIELDS = {
     "api_overhead_ms": "responses_duration_excl_engine_and_client_tool_time_ms",
@@ -110,8 +113,6 @@ class Exchange:
             self.error_type = str(error.get("code") or error.get("type") or ERROR)
             self.ended_at_s = at_s
             return True
-        if kind == "response.created":
-            self.read_response(event.get("response") or {})
         return False
 
     def read_timing(self, event: dict[str, Any]) -> None:
@@ -136,7 +137,7 @@ def wanted(kind: str | None) -> bool:
 def parse(data: bytes | str) -> dict[str, Any] | None:
     """A JSON object, or None for anything else."""
     try:
-        value = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None

@@ -21,9 +21,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx2
-import websockets
 from starlette.types import Receive, Scope, Send
-from websockets.exceptions import InvalidStatus
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus, WebSocketException
 
 from sim.record.body import BodyReader
 from sim.record.chains import Chains
@@ -62,17 +62,13 @@ class Recorder:
         self.added_s: list[float] = []
         self._connections: dict[tuple[str, int], str] = {}
         self._sockets = 0
-        self._client: httpx2.AsyncClient | None = None
-
-    def client(self) -> httpx2.AsyncClient:
-        if self._client is None:
-            limits = httpx2.Limits(max_keepalive_connections=100, keepalive_expiry=60.0)
-            self._client = httpx2.AsyncClient(timeout=None, limits=limits, trust_env=False)
-        return self._client
+        # Made now, not on the first request: building it loads the trust store (tens of
+        # milliseconds), which the first recorded request would otherwise carry.
+        limits = httpx2.Limits(max_keepalive_connections=100, keepalive_expiry=60.0)
+        self._client = httpx2.AsyncClient(timeout=None, limits=limits, trust_env=False)
 
     async def close(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
+        await self._client.aclose()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -117,7 +113,7 @@ class Recorder:
             if name == "http11.send_request_body.complete":
                 sent_s[0] = time.monotonic()
 
-        client = self.client()
+        client = self._client
         request = client.build_request(
             scope["method"],
             self._target(scope, self.origin),
@@ -190,7 +186,7 @@ class Recorder:
             if k.lower() not in HOP_BY_HOP and not k.lower().startswith(_WS_OWN)
         ]
         try:
-            upstream = await websockets.connect(
+            upstream = await connect(
                 self._target(scope, self.ws_origin),
                 additional_headers=headers,
                 max_size=None,
@@ -200,7 +196,7 @@ class Recorder:
         except InvalidStatus as refused:
             await _deny(send, refused.response)
             return
-        except (OSError, websockets.exceptions.WebSocketException) as error:
+        except (OSError, WebSocketException) as error:
             await _deny_unreachable(send, error)
             return
         await send({"type": "websocket.accept"})
