@@ -2,11 +2,13 @@
 
 The recording proxy times a tool call from passing on the response that asked for it
 to taking the request that carries its answer.  The driver (the official SDK's agent
-loop) times the same step from reading ``response.completed`` to sending its next
-request.  The proxy's gap is the driver's plus two hops: the end of the response on its
-way to the driver (the SDK reads and parses the event) and the next request on its way
-to the proxy.  Both processes read the same monotonic clock, so each hop is measured on
-its own: the trace's epoch times less the offset the proxy used.
+loop) times the same step from reading the bytes of ``response.completed`` off its
+socket to writing the first bytes of its next request: its tool, the SDK parsing the
+event, building the next request.  The proxy's gap is the driver's plus two hops: the
+end of the response on its way to the driver and the next request on its way to the
+proxy (each a wake-up of a process that may wait for a core).  Both processes read the
+same monotonic clock, so each hop is measured on its own: the trace's epoch times less
+the offset the proxy used.
 
 Codex-spark (10 tool calls a rollout, time scale 0.1) runs through ``loopbudget record``
 in front of the emulator over HTTP, http-full and WebSocket mode.  Reported per
@@ -62,17 +64,19 @@ def _distribution_ms(values_s: list[float]) -> dict[str, float]:
 def _gaps(
     driven: list[RolloutRecord], traced: dict[str, Any], offset_s: float
 ) -> dict[str, dict[str, float]]:
-    excess, downstream, upstream = [], [], []
+    excess, downstream, parsing, upstream = [], [], [], []
     for rollout in driven:
         for turn, after in zip(rollout.turns, rollout.turns[1:], strict=False):
             asked, answered = traced[turn.response_id], traced[after.response_id]
             [call] = asked.tool_calls
-            excess.append((call.end_s - call.start_s) - (after.sent_at_s - turn.completed_at_s))
-            downstream.append(turn.completed_at_s - (asked.end_s - offset_s))
+            excess.append((call.end_s - call.start_s) - (after.sent_at_s - turn.received_at_s))
+            downstream.append(turn.received_at_s - (asked.end_s - offset_s))
+            parsing.append(turn.completed_at_s - turn.received_at_s)
             upstream.append((answered.start_s - offset_s) - after.sent_at_s)
     return {
         "gap_less_driver_step": _distribution_ms(excess),
-        "response_end_to_driver": _distribution_ms(downstream),
+        "response_end_to_driver_socket": _distribution_ms(downstream),
+        "sdk_parsing_the_end": _distribution_ms(parsing),
         "driver_send_to_proxy": _distribution_ms(upstream),
     }
 
@@ -121,7 +125,7 @@ def main() -> None:
     for name, parts in result["transports"].items():
         for part, d in parts.items():
             print(
-                f"{name:10} {part:24} p50 {d['p50_ms']:7.3f} p90 {d['p90_ms']:7.3f} "
+                f"{name:10} {part:30} p50 {d['p50_ms']:7.3f} p90 {d['p90_ms']:7.3f} "
                 f"p99 {d['p99_ms']:8.3f} max {d['max_ms']:8.3f} ms; within 2 ms "
                 f"{d['share_within_2ms']:.0%} of {d['gaps']}"
             )

@@ -5,8 +5,9 @@ text of the scenario's token counts (``bytes_per_token`` characters a token),
 so the emulator counts the same tokens the simulation assumes.  The SDK client
 is the official ``AsyncOpenAI`` on its default HTTP client, with two hooks an
 agent developer could add: an idle timeout for the keep-alive pool (the
-scenario's, time-scaled) and an httpx trace that counts new TCP connections
-and requests sent (retries included).
+scenario's, time-scaled) an httpx trace that counts new TCP connections and
+requests sent (retries included), and a transport that notes when each response
+chunk arrives (so a turn's end can be timed before the SDK parses its last event).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 import ssl
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -69,23 +71,53 @@ def tool_output_text(tokens: float, bytes_per_token: float) -> str:
 
 
 class ConnectionCounter:
-    """Counts the new TCP connections and the requests an httpx client makes, and when the
-    last request's body was written to its socket."""
+    """Counts the new TCP connections and the requests an httpx client makes, and notes when
+    the last request's first bytes (its headers) were written to the socket and when the
+    last chunk of a response was read off it, before the SDK parsed it."""
 
     def __init__(self) -> None:
         self.connections = 0
         self.requests = 0
         self.last_request_at_s: float | None = None
+        self.last_chunk_at_s: float | None = None
 
     async def trace(self, name: str, info: dict[str, Any]) -> None:
         if name == "connection.connect_tcp.complete":
             self.connections += 1
-        elif name == "http11.send_request_body.complete":
+        elif name == "http11.send_request_headers.started":
             self.last_request_at_s = time.monotonic()
 
     async def on_request(self, request: httpx2.Request) -> None:
         self.requests += 1
         request.extensions["trace"] = self.trace
+
+
+class _TimedStream(httpx2.AsyncByteStream):
+    """A response body that notes when each chunk was read off the socket."""
+
+    def __init__(self, stream: httpx2.AsyncByteStream, counter: ConnectionCounter) -> None:
+        self._stream, self._counter = stream, counter
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._stream:
+            self._counter.last_chunk_at_s = time.monotonic()
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+
+class _TimedTransport(httpx2.AsyncHTTPTransport):
+    """The default transport, its response bodies timed (``_TimedStream``)."""
+
+    def __init__(self, counter: ConnectionCounter, **options: Any) -> None:
+        super().__init__(**options)
+        self._counter = counter
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await super().handle_async_request(request)
+        response.stream = _TimedStream(response.stream, self._counter)
+        return response
 
 
 @cache
@@ -104,7 +136,7 @@ def sdk_client(
         max_connections=1000, max_keepalive_connections=100, keepalive_expiry=keepalive_idle_s
     )
     http_client = DefaultAsyncHttpxClient(
-        transport=httpx2.AsyncHTTPTransport(verify=_tls_context(), limits=limits),
+        transport=_TimedTransport(counter, verify=_tls_context(), limits=limits),
         timeout=httpx2.Timeout(REQUEST_TIMEOUT_S, connect=10.0),
         event_hooks={"request": [counter.on_request]},
     )

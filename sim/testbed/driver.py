@@ -19,6 +19,7 @@ scenario's script, so the rollout is the simulation's rollout.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -201,6 +202,7 @@ class _Loop:
                         record.first_output_at_s = time.monotonic()
                 elif event.type in _ENDED:
                     response = event.response
+                    record.received_at_s = counter.last_chunk_at_s or math.nan
                 elif event.type in ("response.failed", "error"):
                     raise RuntimeError(f"rollout {self.rollout}: {_failure(event)}")
             if response is None:
@@ -257,11 +259,16 @@ class _Loop:
         )
         record.sent_at_s = time.monotonic()
         while True:
-            event = await connection.recv()
+            # The public pair recv() is made of, so the frame's arrival is timed apart
+            # from the SDK's parsing of it.
+            data = await connection.recv_bytes()
+            received_s = time.monotonic()
+            event = connection.parse_event(data)
             if event.type == "response.output_item.added":
                 if record.first_output_at_s != record.first_output_at_s:
                     record.first_output_at_s = time.monotonic()
             elif event.type in _ENDED:
+                record.received_at_s = received_s
                 return event.response
             elif event.type == TIMING_EVENT:
                 self._timing(event)

@@ -31,11 +31,15 @@ class TurnRecord:
     started_at_s: float
     items_sent: int = 0
     sent_at_s: float = math.nan
-    """When the request left the SDK (the client has built it)."""
+    """When the request's first bytes were written to the socket (the client has built it):
+    over HTTP its headers, over WebSocket mode its frame."""
     first_output_at_s: float = math.nan
     """The first output event (``response.output_item.added``): time to first token."""
     completed_at_s: float = math.nan
     """``response.completed`` read: the end of the request."""
+    received_at_s: float = math.nan
+    """The bytes of the event that ended the response were read off the socket, before the
+    SDK parsed them (``completed_at_s`` less the parsing)."""
     response_id: str | None = None
     new_connections: int = 0
     recoveries: int = 0
