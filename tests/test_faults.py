@@ -158,6 +158,7 @@ def test_the_explorer_opens_directories_under_its_root_only(tmp_path: Path) -> N
         inside_root(root, str(root / "out"))
 
 
+@pytest.mark.slow
 def test_the_estimates_are_upper_bounds_of_what_the_engines_use(tmp_path: Path) -> None:
     """Peak traced memory of small runs of each kind, against their estimates."""
     one = scenario("codex-spark")
