@@ -144,6 +144,13 @@ def test_the_map_links_every_reference_page_and_their_blocks_are_checked() -> No
     assert set(REFERENCE_PAGES) <= set(regenerate.DOCS)
 
 
+def test_the_module_map_is_current() -> None:
+    """The one generated block of the map, checked in the fast loop: a module added, moved
+    or renamed, or a docstring's first sentence changed, shows here before ``make docs``."""
+    (body,) = [m["body"] for m in regenerate.blocks(MAP.read_text()) if m["name"] == "modules"]
+    assert body == module_map.modules_table() + "\n", "run `make docs`"
+
+
 def test_the_map_lists_every_module_under_models_and_sim_once() -> None:
     """Counted from the files, not from the script: every Python file with code in it."""
     (body,) = [m["body"] for m in regenerate.blocks(MAP.read_text()) if m["name"] == "modules"]

@@ -105,7 +105,9 @@ def engine_label(engines: Iterable[str]) -> str:
 
 
 def folder(layer: str) -> str:
-    return layer.replace(".", "/") + "/"
+    """Where a layer lives: a folder, or one module that is a layer of its own."""
+    path = layer.replace(".", "/")
+    return f"{path}/" if (ROOT / path).is_dir() else f"{path}.py"
 
 
 def layers_within(name: str) -> list[str]:
@@ -122,9 +124,9 @@ def layer_cell(layers: list[str]) -> str:
 
 
 def rows() -> list[list[str]]:
-    """One row per module with a docstring inside the layers, in the order of the layers."""
+    """One row per module with a docstring inside the layers, by rank."""
     served = engines_served()
-    order = list(LAYERS)
+    order = sorted(LAYERS, key=LAYERS.__getitem__)
     listed = []
     for name, path in modules():
         layers, text = layers_within(name), purpose(path)
