@@ -19,6 +19,8 @@ from sim.report.simulated_trace import run_requests
 from sim.traces.read import read_requests
 from sim.turn.transports import Transport
 
+pytestmark = pytest.mark.slow
+
 FIXTURE = Path(__file__).resolve().parents[2] / "shared/fixtures/traces/codex-0.66-session.jsonl"
 ROLLOUTS = 300
 

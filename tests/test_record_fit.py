@@ -105,6 +105,7 @@ def _fit(cli: Cli, trace: Path, tmp_path: Path) -> tuple[dict[str, str], Scenari
 
 
 @pytest.mark.live
+@pytest.mark.slow
 def test_the_drivers_websocket_timing_sets_the_api_and_inference_fields(
     cli: Cli, traces: dict[str, Path], tmp_path: Path
 ) -> None:
@@ -130,6 +131,7 @@ def test_the_drivers_websocket_timing_sets_the_api_and_inference_fields(
 
 
 @pytest.mark.live
+@pytest.mark.slow
 def test_the_plain_loops_processing_time_sets_the_api_fields(
     cli: Cli, traces: dict[str, Path], tmp_path: Path
 ) -> None:
