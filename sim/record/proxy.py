@@ -1,8 +1,8 @@
 """The forwarding: every request to the upstream and every byte and event back, unchanged.
 
-A raw ASGI application.  HTTP requests go upstream through one pooled httpx
-client with their headers (authorization included) less the hop-by-hop ones; the
-response's status, headers and body come back as the upstream sent them (raw,
+A raw ASGI application.  HTTP requests go upstream over kept-alive connections
+of its own (``upstream``) with their headers (authorization included) less the
+hop-by-hop ones; the response's status, headers and body come back as the upstream sent them (raw,
 compression kept), chunk by chunk as they arrive.  A WebSocket opens its own
 upstream WebSocket with the client's headers and relays frames both ways until
 either side closes (its close code passed on); an upgrade the upstream refuses
@@ -20,7 +20,6 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx2
 from starlette.types import Receive, Scope, Send
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus, WebSocketException
@@ -28,6 +27,7 @@ from websockets.exceptions import InvalidStatus, WebSocketException
 from sim.record.body import BodyReader
 from sim.record.chains import Chains
 from sim.record.exchange import Exchange, parse
+from sim.record.upstream import Response, Upstream, UpstreamError
 from sim.record.websocket import RelayedSocket
 
 HOP_BY_HOP = frozenset(
@@ -62,13 +62,12 @@ class Recorder:
         self.added_s: list[float] = []
         self._connections: dict[tuple[str, int], str] = {}
         self._sockets = 0
-        # Made now, not on the first request: building it loads the trust store (tens of
-        # milliseconds), which the first recorded request would otherwise carry.
-        limits = httpx2.Limits(max_keepalive_connections=100, keepalive_expiry=60.0)
-        self._client = httpx2.AsyncClient(timeout=None, limits=limits, trust_env=False)
+        # Made now, not on the first request: an https upstream's TLS context loads the
+        # trust store (tens of milliseconds), which the first request would carry.
+        self._upstream = Upstream(self.origin)
 
     async def close(self) -> None:
-        await self._client.aclose()
+        await self._upstream.close()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -107,23 +106,9 @@ class Recorder:
         if scope["method"] == "POST" and self._recorded(scope):
             connection_id, reused = self._connection(scope)
             exchange = Exchange("http", connection_id, reused, taken_s, self.server_address)
-        sent_s = [taken_s]
-
-        async def on_trace(name: str, info: dict[str, Any]) -> None:
-            if name == "http11.send_request_body.complete":
-                sent_s[0] = time.monotonic()
-
-        client = self._client
-        request = client.build_request(
-            scope["method"],
-            self._target(scope, self.origin),
-            headers=headers,
-            content=body,
-            extensions={"trace": on_trace},
-        )
         try:
-            response = await client.send(request, stream=True)
-        except httpx2.HTTPError as error:
+            response = await self._upstream.send(scope["method"], _path(scope), headers, body)
+        except UpstreamError as error:
             await _bad_gateway(send, error)
             if exchange is not None:
                 exchange.error_type = "upstream_unreachable"
@@ -131,9 +116,9 @@ class Recorder:
         if exchange is not None:
             self._read_request(exchange, body)
         try:
-            await self._relay_http(exchange, response, send, sent_s[0] - taken_s)
+            await self._relay_http(exchange, response, send, response.sent_at_s - taken_s)
         finally:
-            await response.aclose()
+            await response.close()
 
     def _read_request(self, exchange: Exchange, body: bytes) -> None:
         parsed = parse(body)
@@ -144,21 +129,19 @@ class Recorder:
         self.chains.place(exchange)
 
     async def _relay_http(
-        self, exchange: Exchange | None, response: httpx2.Response, send: Send, up_s: float
+        self, exchange: Exchange | None, response: Response, send: Send, up_s: float
     ) -> None:
-        raw = response.headers.raw
-        headers = [(k, v) for k, v in raw if k.lower() not in HOP_BY_HOP]
+        headers = [(k, v) for k, v in response.headers if k not in HOP_BY_HOP]
         await send(
             {"type": "http.response.start", "status": response.status_code, "headers": headers}
         )
-        reader = BodyReader(response.headers.get("content-encoding", ""), exchange)
+        reader = BodyReader(response.header(b"content-encoding") or "", exchange)
         if exchange is not None:
-            processing = response.headers.get(PROCESSING_HEADER.decode())
-            exchange.processing_ms = _number(processing)
+            exchange.processing_ms = _number(response.header(PROCESSING_HEADER))
             if response.status_code >= 400:
                 exchange.error_type = str(response.status_code)
         last_s = 0.0
-        async for chunk in response.aiter_raw():
+        async for chunk in response.body():
             got_s = time.monotonic()
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
             passed_s = time.monotonic()
@@ -239,6 +222,13 @@ async def _deny_unreachable(send: Send, error: Exception) -> None:
     await send({"type": "websocket.http.response.start", "status": 502, "headers": headers})
     body = f'{{"error": {{"type": "proxy_error", "message": "{type(error).__name__}"}}}}'
     await send({"type": "websocket.http.response.body", "body": body.encode()})
+
+
+def _path(scope: Scope) -> bytes:
+    """The request's path and query, as the client sent them."""
+    query = scope.get("query_string") or b""
+    path = scope.get("raw_path") or scope["path"].encode()
+    return path + (b"?" + query if query else b"")
 
 
 def _number(text: str | None) -> float | None:
