@@ -9,6 +9,7 @@ drift from the model).
 
 from __future__ import annotations
 
+import math
 import re
 
 NUMBER = r"([" + "\N{MINUS SIGN}" + r"+-]?\d[\d,]*(?:\.\d+)?%?)"
@@ -23,10 +24,24 @@ def check(
     unit: str = "",
     close: float = 0.1,
     why: str = "",
+) -> None:
+    """Print how ``prediction`` compares with ``model`` (within ``close``, relative, counts as
+    close) and explain the gap with ``why``.  It returns nothing, so a notebook shows the
+    text once."""
+    print(feedback(prediction, model, what=what, unit=unit, close=close, why=why))
+
+
+def feedback(
+    prediction: float | None,
+    model: float,
+    *,
+    what: str,
+    unit: str = "",
+    close: float = 0.1,
+    why: str = "",
 ) -> str:
-    """Say how ``prediction`` compares with ``model`` (within ``close``, relative, counts as
-    close), explain the gap with ``why``, print it and return it."""
-    shown = f"{model:,.3g}{unit}"
+    """The text ``check`` prints."""
+    shown = f"{readable(model)}{unit}"
     if prediction is None:
         text = f"No prediction yet: write one in the prediction cell, then run this again. ({what})"
     else:
@@ -36,11 +51,21 @@ def check(
         else:
             direction = "high" if gap > 0 else "low"
             verdict = f"{abs(gap):.0%} too {direction}: the model gives {shown}"
-        text = f"{what}: you predicted {prediction:,.3g}{unit}; {verdict}."
+        text = f"{what}: you predicted {readable(prediction)}{unit}; {verdict}."
     if why:
         text += f"\nWhy: {why}"
-    print(text)
     return text
+
+
+def readable(value: float) -> str:
+    """A number for people: three significant figures, thousands separators, no exponent,
+    and every digit of the integer part (1374.2 -> '1,374', 0.25 -> '0.25', 1e3 -> '1,000')."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    if abs(value) >= 100:
+        return f"{round(value):,}"
+    decimals = 2 - math.floor(math.log10(abs(value)))
+    return f"{round(value, decimals):,.{decimals}f}".rstrip("0").rstrip(".")
 
 
 def stated(answer: str, template: str, *values: str) -> None:
@@ -50,9 +75,7 @@ def stated(answer: str, template: str, *values: str) -> None:
     and runs of spaces count as one space); ``values`` are the model's numbers,
     formatted as the answer writes them.
     """
-    words = [re.escape(part) for part in " ".join(template.split()).split("{}")]
-    pattern = NUMBER.join(r"\s+".join(w.split(r"\ ")) for w in words)
-    found = re.search(pattern, answer)
+    found = _said(answer, template)
     expected = template.format(*values)
     if found is None:
         raise AssertionError(f"the answer no longer says: {template!r}; the model: {expected}")
@@ -60,6 +83,19 @@ def stated(answer: str, template: str, *values: str) -> None:
         raise AssertionError(
             f"the answer says {' '.join(found[0].split())!r}, the model gives {expected!r}"
         )
+
+
+def slots(answer: str, template: str) -> tuple[str, ...]:
+    """The numbers ``answer`` writes in the ``{}`` slots of ``template`` (what the model
+    found, as opposed to the template's own words); empty if it does not say it."""
+    found = _said(answer, template)
+    return () if found is None else found.groups()
+
+
+def _said(answer: str, template: str) -> re.Match[str] | None:
+    words = [re.escape(part) for part in " ".join(template.split()).split("{}")]
+    pattern = NUMBER.join(r"\s+".join(w.split(r"\ ")) for w in words)
+    return re.search(pattern, answer)
 
 
 def percent(fraction: float, decimals: int = 1) -> str:

@@ -1,5 +1,8 @@
 """The dashboard's figures (Vega-Lite through Altair), sized to be read on a projector.
 
+Every chart is a single view (no concatenation or facets), so it takes the width of its
+place on the page and its legend stays inside it, on a wide screen or a narrow one.
+
 Stage colours, order and labels come from ``models.stages.Stage``, as in the
 command-line tables and the trace export.
 """
@@ -33,6 +36,8 @@ _LEGEND_COLUMNS = 4
 _LEGEND_ROW_PX = 24
 _AXIS_PX = 70
 _AMDAHL_PX = 420
+_PANEL_PX = 320
+_UTILIZATION_PX = 220
 
 
 @dataclass(frozen=True)
@@ -148,8 +153,9 @@ def amdahl_chart(curve: pd.DataFrame, current: pd.DataFrame, baseline: str) -> a
     return _readable(chart)
 
 
-def scaling_chart(frame: pd.DataFrame, tool_calls: float) -> alt.HConcatChart:
-    """API work and end-to-end time against tool calls per rollout, one line per transport."""
+def scaling_charts(frame: pd.DataFrame, tool_calls: float) -> tuple[alt.LayerChart, ...]:
+    """API work and end-to-end time against tool calls per rollout, one line per transport:
+    two charts, each as wide as its place on the page."""
     colour = _transport_colour(frame["transport"])
     x = alt.X("tool_calls:Q", title="tool calls per rollout")
     here = pd.DataFrame({"tool_calls": [tool_calls]})
@@ -166,18 +172,21 @@ def scaling_chart(frame: pd.DataFrame, tool_calls: float) -> alt.HConcatChart:
             )
         )
         rule = alt.Chart(here).mark_rule(strokeDash=[6, 4], color="#666").encode(x=x)
-        return (rule + lines).properties(height=380, width=440)
+        return _readable((rule + lines).properties(height=_PANEL_PX))
 
-    chart = alt.hconcat(
+    return (
         panel("api_cpu_s", "API work per rollout (s)"),
-        panel("e2e_s", "end-to-end time per rollout (s)"),
+        panel("e2e_s", "end-to-end per rollout (s)"),
     )
-    return _readable(chart)
 
 
-def latency_chart(frame: pd.DataFrame) -> alt.HConcatChart:
+LATENCY_NOTE = "thin: analytic mean; with points: simulated mean (solid) and p95 (dashed)"
+"""How to read the load view's latency charts (a caption: a chart title does not wrap)."""
+
+
+def latency_charts(frame: pd.DataFrame) -> tuple[alt.LayerChart, ...]:
     """End-to-end time and TTFT against agents per transport: the analytic mean as a thin
-    line, simulated means (solid) and p95 (dashed) with points."""
+    line, simulated means (solid) and p95 (dashed) with points; two charts."""
     colour = _transport_colour(frame["transport"])
     x = alt.X("agents:Q", title="concurrent agents")
     dash = alt.StrokeDash(
@@ -203,18 +212,26 @@ def latency_chart(frame: pd.DataFrame) -> alt.HConcatChart:
                 .mark_line(point=True, strokeWidth=3)
                 .encode(x=x, y=y, color=colour, strokeDash=dash, tooltip=tooltip)
             )
-        return alt.layer(*layers).properties(height=340, width=440)
+        return _readable(alt.layer(*layers).properties(height=_PANEL_PX))
 
-    chart = alt.hconcat(
+    return (
         panel("e2e_s", "end-to-end per rollout (s)"),
-        panel("ttft_ms", "time to first token per turn (ms)"),
-    ).properties(title="thin: analytic mean; with points: simulated mean (solid) and p95 (dashed)")
-    return _readable(chart)
+        panel("ttft_ms", "TTFT per turn (ms)"),
+    )
 
 
-def utilization_chart(frame: pd.DataFrame) -> alt.FacetChart:
-    """Utilization of each contended pool against agents, one panel per pool: analytic
-    lines, simulated points."""
+def utilization_charts(frame: pd.DataFrame) -> dict[str, alt.LayerChart]:
+    """Utilization of each contended pool against agents, one chart per pool (titled with
+    it), by pool: analytic lines, simulated points."""
+    present = set(frame["pool"])
+    return {
+        pool.value: _utilization_chart(frame[frame["pool"] == pool.value], pool.value)
+        for pool in POOLS
+        if pool.value in present
+    }
+
+
+def _utilization_chart(frame: pd.DataFrame, pool: str) -> alt.LayerChart:
     base = alt.Chart(frame).encode(
         x=alt.X("agents:Q", title="concurrent agents"),
         y=alt.Y(
@@ -238,15 +255,7 @@ def utilization_chart(frame: pd.DataFrame) -> alt.FacetChart:
     simulated = base.mark_point(size=90, filled=True).transform_filter(
         alt.datum.source == "simulation"
     )
-    chart = (
-        alt.layer(model, simulated)
-        .properties(height=220, width=220)
-        .facet(
-            column=alt.Column(
-                "pool:N", title=None, sort=list(POOLS), header=alt.Header(labelFontSize=_FONT_PX)
-            )
-        )
-    )
+    chart = alt.layer(model, simulated).properties(height=_UTILIZATION_PX, title=f"{pool} pool")
     return _readable(chart)
 
 
@@ -263,7 +272,9 @@ def _stage_colour(frame: pd.DataFrame) -> alt.Color:
 def _transport_colour(transports: Sequence[str]) -> alt.Color:
     names = list(dict.fromkeys(transports))
     scale = alt.Scale(domain=names, range=[TRANSPORT_COLOURS[name] for name in names])
-    return alt.Color("transport:N", scale=scale, legend=alt.Legend(title="transport"))
+    # Above the plot: a legend beside it takes width a narrow screen does not have.
+    legend = alt.Legend(title="transport", orient="top", direction="horizontal")
+    return alt.Color("transport:N", scale=scale, legend=legend)
 
 
 def _percent_tooltip() -> list[alt.Tooltip]:
