@@ -56,9 +56,15 @@ def every_chart() -> dict[str, Any]:
             data.amdahl_point(results, 1000.0),
             "http",
         ),
-        "scaling": charts.scaling_chart(data.scaling_frame(scenario, transports, 4), 30),
-        "latency": charts.latency_chart(latency),
-        "utilization": charts.utilization_chart(utilization),
+        **dict(
+            zip(
+                ("scaling-api-work", "scaling-e2e"),
+                charts.scaling_charts(data.scaling_frame(scenario, transports, 4), 30),
+                strict=True,
+            )
+        ),
+        **dict(zip(("load-e2e", "load-ttft"), charts.latency_charts(latency), strict=True)),
+        **{f"load-{pool}": chart for pool, chart in charts.utilization_charts(utilization).items()},
     }
 
 
@@ -207,10 +213,22 @@ def test_charts_download_as_png_and_svg() -> None:
     assert b"<svg" in downloads.chart_svg(chart)[:500]
 
 
+def test_every_chart_is_a_single_view_that_takes_the_width_of_its_place() -> None:
+    """A concatenated or faceted chart has a width of its own and overflows a narrow page;
+    a single view stretches to its column, its legend inside it."""
+    for name, chart in every_chart().items():
+        spec = chart.to_dict()
+        assert not {"hconcat", "vconcat", "concat", "facet"} & set(spec), name
+        assert "width" not in spec, name
+
+
 def test_the_page_offers_chart_table_and_record_downloads(app: AppTest) -> None:
     labels = [d.proto.label for d in app.get("download_button")]
-    assert labels.count("PNG") >= 6 and labels.count("SVG") >= 6 and "CSV" in labels
+    assert sum(label.endswith("chart (PNG)") for label in labels) >= 6
+    assert sum(label.endswith("chart (SVG)") for label in labels) >= 6
+    assert "the budget table (CSV)" in labels
+    assert len(set(labels)) == len(labels), "every download button says what it downloads"
     button(app, "Simulate (DES)").click().run()
     assert_clean(app)
     labels = [d.proto.label for d in app.get("download_button")]
-    assert "PARQUET" in labels
+    assert "rollout records (PARQUET)" in labels

@@ -66,8 +66,8 @@ def load_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     name = scenario.name
     st.caption(charts.LATENCY_NOTE)
     e2e, ttft = charts.latency_charts(latency)
-    show_chart(e2e, f"{name}-load-e2e", "the end-to-end chart")
-    show_chart(ttft, f"{name}-load-ttft", "the TTFT chart")
+    show_chart(e2e, f"{name}-load-e2e", "the fleet end-to-end chart")
+    show_chart(ttft, f"{name}-load-ttft", "the fleet TTFT chart")
     pools = list(charts.utilization_charts(utilization).items())
     for first in range(0, len(pools), UTILIZATION_COLUMNS):
         row = pools[first : first + UTILIZATION_COLUMNS]

@@ -162,6 +162,6 @@ def amdahl_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
 def scaling_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     frame = scaling_curves(with_tool_calls(scenario, 1).model_dump_json(), transports)
     api_work, e2e = charts.scaling_charts(frame, mean_tool_calls(scenario))
-    show_chart(api_work, f"{scenario.name}-scaling-api-work", "the API-work chart")
-    show_chart(e2e, f"{scenario.name}-scaling-e2e", "the end-to-end chart")
+    show_chart(api_work, f"{scenario.name}-scaling-api-work", "the API work chart")
+    show_chart(e2e, f"{scenario.name}-scaling-e2e", "the end-to-end-by-tool-calls chart")
     st.caption(slope_caption(scenario, transports))
