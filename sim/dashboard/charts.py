@@ -32,11 +32,13 @@ MARK_LABELS = {65.0: "GPT-5 class", 1000.0: "Codex-Spark", 4000.0: "bursts"}
 
 _FONT_PX = 16
 _BAR_PX = 64
-_LEGEND_COLUMNS = 4
+_LEGEND_COLUMNS = 2
+"""Stage legend columns: two fit beside each other in an 800 px window's page."""
 _LEGEND_ROW_PX = 24
 _AXIS_PX = 70
 _AMDAHL_PX = 420
 _PANEL_PX = 320
+_PADDING_PX = {"top": 8, "left": 5, "right": 5, "bottom": 5}
 _UTILIZATION_PX = 220
 
 
@@ -290,9 +292,11 @@ def _mark_label(tps: float) -> str:
 
 
 def _readable(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
-    """Fonts big enough for the back of a room."""
+    """Fonts big enough for the back of a room, and room around the plot for the ascent of a
+    legend title above it (without padding the page clips its top)."""
     return (
-        chart.configure_axis(labelFontSize=_FONT_PX, titleFontSize=_FONT_PX + 1)
+        chart.properties(padding=_PADDING_PX)
+        .configure_axis(labelFontSize=_FONT_PX, titleFontSize=_FONT_PX + 1)
         .configure_legend(labelFontSize=_FONT_PX - 1, titleFontSize=_FONT_PX, labelLimit=320)
         .configure_view(strokeWidth=0)
         .configure_title(fontSize=_FONT_PX, fontWeight="normal", anchor="start")
