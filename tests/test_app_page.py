@@ -70,7 +70,7 @@ def test_first_page_shows_the_verdict_on_the_largest_saving(app: AppTest) -> Non
     http, ws = (expect(load_scenario("codex-spark"), t) for t in (Transport.HTTP, Transport.WS))
     saved = http.stage_s - ws.stage_s
     biggest = STAGES[int(np.argmax(saved))]
-    assert f"the biggest saving is {biggest.label} ({saved.max():.2f} s per rollout)" in verdict
+    assert f"the biggest saving is in {biggest.phrase} ({saved.max():.2f} s per rollout)" in verdict
 
 
 def test_the_decode_knob_shows_the_speed_the_preset_states(app: AppTest) -> None:

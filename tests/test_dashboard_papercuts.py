@@ -1,7 +1,7 @@
 """What a newcomer met in the dashboard, each fixed and kept fixed: text big enough for a
 projector, the slope caption's story, distinct upload and download colours, a budget table
 without a scroll box, the sweep explorer on a one-at-a-time sweep, the preset box during an
-upload, a download button whose label fits, "still dominates", and downloads of charts,
+upload, a download button whose label fits, "still the largest share", and downloads of charts,
 tables and records."""
 
 from __future__ import annotations
@@ -201,10 +201,11 @@ def test_the_scenario_download_spans_the_sidebar(app: AppTest) -> None:
     assert where is not None and "column" not in where, "a half-width column cuts its label"
 
 
-def test_the_dashboard_says_still_dominates(app: AppTest) -> None:
+def test_the_dashboard_says_still_the_largest_share(app: AppTest) -> None:
     app.multiselect(key="transports").set_value(["http", "http-full"]).run()
-    verdicts = [b.value for b in app.markdown if "dominates" in b.value]
-    assert any("client: tool still dominates http-full" in v for v in verdicts), verdicts
+    verdicts = [b.value for b in app.markdown if "largest share" in b.value]
+    expected = "tool execution on the client is still the largest share of http-full"
+    assert any(expected in v for v in verdicts), verdicts
 
 
 def test_charts_download_as_png_and_svg() -> None:

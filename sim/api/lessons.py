@@ -9,8 +9,9 @@ drift from the model).
 
 from __future__ import annotations
 
-import math
 import re
+
+from sim.report.numbers import readable
 
 NUMBER = r"([" + "\N{MINUS SIGN}" + r"+-]?\d[\d,]*(?:\.\d+)?%?)"
 """A number as an answer quotes it: sign, thousands separators, decimals, percent."""
@@ -55,17 +56,6 @@ def feedback(
     if why:
         text += f"\nWhy: {why}"
     return text
-
-
-def readable(value: float) -> str:
-    """A number for people: three significant figures, thousands separators, no exponent,
-    and every digit of the integer part (1374.2 -> '1,374', 0.25 -> '0.25', 1e3 -> '1,000')."""
-    if value == 0 or not math.isfinite(value):
-        return f"{value:g}"
-    if abs(value) >= 100:
-        return f"{round(value):,}"
-    decimals = 2 - math.floor(math.log10(abs(value)))
-    return f"{round(value, decimals):,.{decimals}f}".rstrip("0").rstrip(".")
 
 
 def stated(answer: str, template: str, *values: str) -> None:
