@@ -1,5 +1,7 @@
 """The folders are layers: models <- turn <- the two engines (des | analytic) <- analysis <-
-capacity, report <- front-ends: sweep, testbed; cli, dashboard, api.
+capacity, report <- traces <- front-ends: sweep, testbed; cli, dashboard, api.
+The per-request trace table (``sim.traces.table``) sits below the reports, which write it;
+the rest of ``sim.traces`` (readers, summaries, the fit) sits above them.
 
 Every import of every module (function-level imports included) is parsed, and
 a module may import only its own layer and the layers below it.  The sweep and
@@ -27,6 +29,8 @@ LAYERS = {
     "sim.analysis": 4,
     "sim.capacity": 5,
     "sim.report": 5,
+    "sim.traces.table": 4.5,
+    "sim.traces": 5.5,
     "sim.sweep": 6,
     "sim.testbed": 6,
     "sim.cli": 7,

@@ -133,6 +133,8 @@ def reduce_block(
             cached_prompt_tokens=cached[rows],
             uncached_prompt_tokens=uncached[rows],
             rate_limited=refused[rows],
+            output_tokens=turns.output_tokens[rows],
+            tool_kind=_tool_kinds(turns)[rows],
         )
     return RolloutRecords(
         e2e_s=(block.ended_at_s - block.started_at_s)[keep],
@@ -183,3 +185,10 @@ def turn_costs(
         (work, stage_costs(scenario, work, compaction=compaction))
         for work, compaction in zip(works, compactions, strict=True)
     )
+
+
+def _tool_kinds(turns: Turns) -> np.ndarray:
+    """Each turn's tool kind (-1 where the turns carry none)."""
+    if turns.tool_kind is None:
+        return np.full(turns.count, -1)
+    return turns.tool_kind
