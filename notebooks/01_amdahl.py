@@ -119,14 +119,14 @@ lessons.check(
 # %% tags=["answer"]
 ANSWER = """
 At about 263 tokens/s, between 250 and 300: the end-to-end reduction is 24.4% at
-250 tokens/s and 26.5% at 300 tokens/s, against 10.2% at 65 tokens/s (a GPU
-flagship) and 44.7% at 4,000 tokens/s. The saving in seconds barely moves; what
+250 tokens/s and 26.5% at 300 tokens/s, against 10.2% at 65 tokens/s (the
+flagship case) and 44.7% at 4,000 tokens/s. The saving in seconds barely moves; what
 changes is the decode time it is divided by.
 """
 lessons.stated(
     ANSWER,
     "At about {} tokens/s, between 250 and 300: the end-to-end reduction is {} at 250 "
-    "tokens/s and {} at 300 tokens/s, against {} at 65 tokens/s (a GPU flagship) and {} at "
+    "tokens/s and {} at 300 tokens/s, against {} at 65 tokens/s (the flagship case) and {} at "
     "4,000 tokens/s.",
     f"{crossing_tps:,.0f}",
     *(lessons.percent(saved_at(tps)) for tps in (250, 300, 65, 4000)),

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import altair as alt
 import pandas as pd
 
+from models.published import DECODE_MARKS
 from models.stages import POOLS, STAGES
 from sim.dashboard.knobs import DECODE, DECODE_MARKS_TPS
 
@@ -27,8 +28,6 @@ TRANSPORT_COLOURS = {
 }
 """One colour per transport, for the curves (stages keep their own palette)."""
 
-MARK_LABELS = {65.0: "GPT-5 class", 1000.0: "Codex-Spark", 4000.0: "bursts"}
-"""What each published decode speed stands for."""
 
 _FONT_PX = 16
 _BAR_PX = 64
@@ -288,7 +287,7 @@ def _percent_tooltip() -> list[alt.Tooltip]:
 
 
 def _mark_label(tps: float) -> str:
-    return f"{tps:,.0f}: {MARK_LABELS[tps]}"
+    return f"{tps:,.0f}: {DECODE_MARKS[tps]}"
 
 
 def _readable(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:

@@ -16,6 +16,7 @@ from typing import Any
 
 from models.hardware import hardware_registry
 from models.loading import set_path
+from models.published import DECODE_MARKS
 from models.scenario import Scenario
 from sim.dashboard.fields import field_spec, validated
 from sim.dashboard.rescale import (
@@ -28,7 +29,7 @@ from sim.dashboard.rescale import (
 
 Table = dict[str, Any]
 
-DECODE_MARKS_TPS = (65.0, 1000.0, 4000.0)
+DECODE_MARKS_TPS = tuple(DECODE_MARKS)
 """Published decode speeds: GPT-5-class flagships, Codex-Spark sustained, its bursts."""
 
 _NICE_MANTISSAS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)

@@ -7,6 +7,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from models.scenario import Scenario
+from sim.analysis.flagship import flagship_sentence
 from sim.analysis.metrics import Metric
 from sim.dashboard import charts, data, downloads
 from sim.dashboard.cache import (
@@ -155,7 +156,9 @@ def amdahl_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     st.caption(
         "Amdahl's law: the transport only saves API, network and safety time. While decode "
         "is slow that time hides behind inference; at 1,000+ tokens/s it is a large share of "
-        "every turn. Expected values (analytic engine)."
+        f"every turn. {flagship_sentence()} Expected values (analytic engine); the axis is "
+        "the constant decode speed that decodes as fast on average as this scenario's "
+        f"(1 / E[1/rate]: {speed:,.0f} tokens/s here)."
     )
 
 
