@@ -15,9 +15,11 @@ ALL_EXTRAS := dashboard,sweep,dev,testbed
 
 setup: $(VENV)/.installed-all
 
+# The venv gets no pip of its own (ensurepip alone takes longer than every install after
+# it); the machine's pip puts uv into it.
 $(UV):
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --disable-pip-version-check --progress-bar on uv
+	$(PYTHON) -m venv --without-pip $(VENV)
+	$(PYTHON) -m pip --python $(BIN)/python install --disable-pip-version-check uv
 
 # The engine, the analysis and the command line: what `make demo` needs.
 $(VENV)/.installed-core: pyproject.toml | $(UV)

@@ -144,10 +144,22 @@ def amdahl_chart(curve: pd.DataFrame, current: pd.DataFrame, baseline: str) -> a
         .mark_point(size=320, filled=True, stroke="black", strokeWidth=2)
         .encode(x=x, y=y, color=colour, tooltip=_percent_tooltip())
     )
+    # The label goes on the side of the point with room for it, inside the plot.
+    right_half = (
+        bool(len(current))
+        and math.log(float(current["decode_tps"].iloc[0]))
+        > (math.log(DECODE.low) + math.log(DECODE.high)) / 2
+    )
     dot_text = (
         alt.Chart(current)
         .transform_calculate(label="format(datum.e2e_reduction, '.0%') + ' (this scenario)'")
-        .mark_text(align="left", dx=14, dy=14, fontSize=_FONT_PX, fontWeight="bold")
+        .mark_text(
+            align="right" if right_half else "left",
+            dx=-14 if right_half else 14,
+            dy=14,
+            fontSize=_FONT_PX,
+            fontWeight="bold",
+        )
         .encode(x=x, y=y, text="label:N")
     )
     chart = (rules + rule_text + lines + dot + dot_text).properties(height=_AMDAHL_PX)
