@@ -33,6 +33,8 @@ from sim.dashboard.fields import scenario_fields
 from sim.dashboard.knobs import COVERED_PATHS, DECODE, HARDWARE, KNOBS, apply
 from sim.turn.transports import Transport
 
+pytestmark = pytest.mark.slow
+
 UP, DOWN = 1, -1
 HTTP, WS = "http", "ws"
 

@@ -17,6 +17,8 @@ from nbclient import NotebookClient
 
 from sim.api import lessons
 
+pytestmark = [pytest.mark.notebook, pytest.mark.slow]
+
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.py"))
 TIMEOUT_S = 120
 
@@ -39,7 +41,6 @@ def test_there_are_seven_lessons_each_with_every_part() -> None:
             assert tag in tags, f"{path.name}: no {tag} cell"
 
 
-@pytest.mark.notebook
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_the_notebook_runs_and_its_answer_is_the_models(path: Path, tmp_path: Path) -> None:
     notebook = with_predictions(jupytext.read(path))

@@ -9,6 +9,7 @@ import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -71,6 +72,7 @@ ROWS = (
     Row("e2e p95 (s)", lambda x: x.e2e_p95_s, 1.0, Key.E2E_P95),
     Row("TTFT mean (ms)", lambda x: x.ttft_mean_s, 1e3, Key.TTFT_MEAN),
     Row("TTFT p95 (ms)", lambda x: x.ttft_p95_s, 1e3, None),
+    Row("requests / rollout", lambda x: x.requests_per_rollout, 1.0, None),
     Row("new connections / rollout", lambda x: x.connections_per_rollout, 1.0, None),
     Row("cache misses / rollout", lambda x: x.cache_misses_per_rollout, 1.0, None),
 )
@@ -187,12 +189,22 @@ def notes(result: LiveResult, load: MachineLoad) -> list[str]:
     return lines
 
 
+def network_line(network: dict[str, Any]) -> str:
+    """Which network the run had: the round trip asked for and the one measured over it."""
+    line = f"network: {network['mode']}, round trip {network['rtt_ms']:g} ms asked"
+    if network.get("measured_rtt_ms") is not None:
+        line += f", {network['measured_rtt_ms']:.1f} ms measured over the link (ping)"
+    return line + (f"; {network['note']}" if network.get("note") else "")
+
+
 def print_result(console: Console, result: LiveResult, load: MachineLoad) -> None:
-    """Each transport's table, its counts, the reduction, then the notes at the tables'
-    width."""
+    """The network, each transport's table and counts, the reduction, then the notes at the
+    tables' width."""
     head = f"{result.spec}: time scale {result.time_scale:g}"
     if result.agents > 1:
         head += f", {result.agents} agents"
+    if result.network:
+        console.print(network_line(result.network), markup=False, highlight=False)
     allowed = tolerances(result)
     widths = []
     for name, entry in result.transports.items():
@@ -200,6 +212,12 @@ def print_result(console: Console, result: LiveResult, load: MachineLoad) -> Non
         widths.append(console.measure(table).maximum)
         console.print(table)
         console.print(f"{name}: {entry.rollouts} rollouts measured, {entry.errors} errors")
+        if entry.observed.get("turn_limited"):
+            console.print(
+                f"{name}: {entry.observed['turn_limited']:.0f} rollouts stopped at the turn limit "
+                "(the server still asked for tools; --max-turns)",
+                style="bold",
+            )
     measured, simulated = result.reduction(Key.MEASURED), result.reduction(Key.SIMULATED)
     if measured is not None and simulated is not None:
         console.print(
