@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -21,6 +22,9 @@ from models.errors import ScenarioError
 from sim.analysis.run import load, parse_spec
 from sim.testbed.emulated import check_emulated
 from sim.turn.transports import Transport
+
+if TYPE_CHECKING:
+    from sim.testbed.results import LiveResult, Side, TransportResult
 
 DEFAULT_ROLLOUTS = 4
 _SINGLE = (Transport.HTTP, Transport.HTTP_FULL, Transport.WS)
@@ -133,7 +137,7 @@ def _with_progress(label: str, total: int | None, work: Any) -> Any:
         return work(lambda n: bar.advance(task, n))
 
 
-def _print(console: Console, result: Any) -> None:
+def _print(console: Console, result: LiveResult) -> None:
     from sim.testbed.results import Key
 
     head = f"{result.spec}: time scale {result.time_scale:g}"
@@ -143,7 +147,7 @@ def _print(console: Console, result: Any) -> None:
         console.print(_table(f"{head}: {name}", entry))
         console.print(f"{name}: {entry.rollouts} rollouts measured, {entry.errors} errors")
     measured, simulated = result.reduction(Key.MEASURED), result.reduction(Key.SIMULATED)
-    if measured is not None:
+    if measured is not None and simulated is not None:
         console.print(
             f"http -> ws end-to-end reduction: measured {measured:.1%}, simulated "
             f"{simulated:.1%} ({(measured - simulated) * 100:+.1f} points)",
@@ -151,7 +155,7 @@ def _print(console: Console, result: Any) -> None:
         )
 
 
-def _table(title: str, entry: Any) -> Table:
+def _table(title: str, entry: TransportResult) -> Table:
     """Measured, simulated (client measured in the run), its error, and the prediction
     (client calibrated beforehand); then the budget per stage and the pools."""
     from sim.testbed.results import Key
@@ -160,7 +164,7 @@ def _table(title: str, entry: Any) -> Table:
     table = Table("", "measured", "simulated", "rel. error", "predicted", title=title)
     table.title_justify = "left"
     errors = entry.rel_errors
-    rows = [
+    rows: list[tuple[str, Callable[[Side], float], float, float | None]] = [
         ("e2e mean (s)", lambda x: x.e2e_mean_s, 1.0, errors[Key.E2E_MEAN]),
         ("e2e p95 (s)", lambda x: x.e2e_p95_s, 1.0, errors[Key.E2E_P95]),
         ("TTFT mean (ms)", lambda x: x.ttft_mean_s, 1e3, errors[Key.TTFT_MEAN]),
