@@ -7,14 +7,20 @@ command-line tables and the trace export.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import altair as alt
 import pandas as pd
 
 from models.stages import POOLS, STAGES
 from sim.dashboard.knobs import DECODE, DECODE_MARKS_TPS
+
+Chart = alt.Chart | alt.LayerChart | alt.FacetChart | alt.HConcatChart
+"""The kinds of chart the dashboard draws (what ``st.altair_chart`` takes)."""
+
+TopLevel = TypeVar("TopLevel", bound=alt.TopLevelMixin)
 
 TRANSPORT_COLOURS = {
     "http": "#d62728",
@@ -39,11 +45,11 @@ _AMDAHL_PX = 420
 class Figure:
     """A chart and the height it needs on the page, legend included."""
 
-    chart: alt.TopLevelMixin
+    chart: Chart
     height_px: int
 
 
-def _stage_figure(chart: alt.TopLevelMixin, frame: pd.DataFrame, plot_px: int) -> Figure:
+def _stage_figure(chart: Chart, frame: pd.DataFrame, plot_px: int) -> Figure:
     """Charts with a stage legend below the plot need their full height given to the page."""
     legend_rows = math.ceil(frame["stage"].nunique() / _LEGEND_COLUMNS)
     return Figure(_readable(chart), plot_px + _AXIS_PX + legend_rows * _LEGEND_ROW_PX + 20)
@@ -188,7 +194,7 @@ def latency_chart(frame: pd.DataFrame) -> alt.HConcatChart:
     analytic = frame[frame["source"] == "analytic"]
     simulated = frame[frame["source"] == "simulation"]
 
-    def panel(field: str, title: str) -> alt.LayerChart:
+    def panel(field: str, title: str) -> alt.LayerChart | alt.FacetChart:
         tooltip = ["transport:N", "source:N", "agents:Q", "statistic:N", f"{field}:Q"]
         y = alt.Y(f"{field}:Q", title=title)
         model = (
@@ -260,7 +266,7 @@ def _stage_colour(frame: pd.DataFrame) -> alt.Color:
     return alt.Color("stage_label:N", scale=scale, legend=legend, sort=None)
 
 
-def _transport_colour(transports: Sequence[str]) -> alt.Color:
+def _transport_colour(transports: Iterable[str]) -> alt.Color:
     names = list(dict.fromkeys(transports))
     scale = alt.Scale(domain=names, range=[TRANSPORT_COLOURS[name] for name in names])
     return alt.Color("transport:N", scale=scale, legend=alt.Legend(title="transport"))
@@ -278,7 +284,7 @@ def _mark_label(tps: float) -> str:
     return f"{tps:,.0f}: {MARK_LABELS[tps]}"
 
 
-def _readable(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
+def _readable(chart: TopLevel) -> TopLevel:
     """Fonts big enough for the back of a room."""
     return (
         chart.configure_axis(labelFontSize=_FONT_PX, titleFontSize=_FONT_PX + 1)

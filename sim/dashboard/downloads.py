@@ -49,10 +49,17 @@ def buttons(
         )
 
 
-def chart_downloads(chart: alt.TopLevelMixin, title: str, where: DeltaGenerator = st) -> None:
+def _container(where: DeltaGenerator | None) -> DeltaGenerator:
+    """A container in ``where`` (None: the page)."""
+    return st.container() if where is None else where.container()
+
+
+def chart_downloads(
+    chart: alt.TopLevelMixin, title: str, where: DeltaGenerator | None = None
+) -> None:
     """PNG and SVG of a chart."""
     buttons(
-        where.container(),
+        _container(where),
         title,
         {
             ".png": ("image/png", lambda: chart_png(chart)),
@@ -61,15 +68,15 @@ def chart_downloads(chart: alt.TopLevelMixin, title: str, where: DeltaGenerator 
     )
 
 
-def table_download(frame: pd.DataFrame, title: str, where: DeltaGenerator = st) -> None:
+def table_download(frame: pd.DataFrame, title: str, where: DeltaGenerator | None = None) -> None:
     """A table as CSV."""
-    buttons(where.container(), title, {".csv": ("text/csv", lambda: frame.to_csv().encode())})
+    buttons(_container(where), title, {".csv": ("text/csv", lambda: frame.to_csv().encode())})
 
 
-def rollouts_download(table: pa.Table, title: str, where: DeltaGenerator = st) -> None:
+def rollouts_download(table: pa.Table, title: str, where: DeltaGenerator | None = None) -> None:
     """A simulation's per-rollout records as CSV and as Parquet."""
     buttons(
-        where.container(),
+        _container(where),
         title,
         {
             ".csv": ("text/csv", lambda: _encoded(table, ".csv")),
