@@ -22,9 +22,10 @@ test: setup lint  ## lint, then the whole test suite
 test-fast: setup  ## the fast loop for every change: no fleets, live servers, browser or notebooks
 	$(BIN)/python -m pytest -m "not slow and not live and not browser and not notebook"
 
-lint: setup
+lint: setup  ## ruff, then mypy (strict on models/ and both engines)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: setup
 	$(BIN)/ruff check --fix .

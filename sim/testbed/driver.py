@@ -137,6 +137,8 @@ class Agent:
                         record.first_output_at_s = time.monotonic()
                 elif event.type == "response.completed":
                     response = event.response
+            if response is None:
+                raise RuntimeError(f"rollout {rollout} turn {row - first}: no response.completed")
             record.completed_at_s = time.monotonic()
             record.new_connections = counter.connections - connections
             record.retries = counter.requests - requests - 1

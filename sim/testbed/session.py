@@ -66,10 +66,11 @@ def run_testbed(request: Request, progress: Progress | None = None) -> LiveResul
     check_emulated(request.scenario)
     scaled = scale_time(request.scenario, request.time_scale)
     measure = _measure_fleet if request.scenario.load.agents > 1 else _measure
-    if request.base_url is not None:
+    endpoint = request.base_url
+    if endpoint is not None:
         if measure is _measure_fleet:
             raise ScenarioError("--base-url: a fleet run reads the local emulator's pools")
-        return clock.run(lambda: _measure(request, scaled, request.base_url, None, progress))
+        return clock.run(lambda: _measure(request, scaled, endpoint, None, progress))
     with emulator_process(scaled, ServerSettings(api_key=request.api_key)) as base_url:
         view = ServerView(base_url, request.api_key)
         return clock.run(lambda: measure(request, scaled, base_url, view, progress))
