@@ -153,6 +153,7 @@ def test_the_first_rollouts_are_the_whole_blocks_first_rollouts(
         assert_same_turns(draw_turns(s, block, rollouts, replication), expected)
 
 
+@pytest.mark.slow
 def test_a_small_run_of_long_rollouts_holds_only_its_own_turns() -> None:
     """Two rollouts of 5,000 tool calls: the block has 5.1 million turns, the run keeps 10,002."""
     s = scenario("codex-spark", "workload.tool_calls_per_rollout=5000")

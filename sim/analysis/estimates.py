@@ -16,6 +16,7 @@ from models.errors import ScenarioError
 from models.limits import MEMORY, ROLLOUT_TURNS, TURNS, Cap
 from models.scenario import Scenario
 from models.stages import POOLS, STAGES
+from models.workload import rollout_turns
 from sim.analytic.agent.engine import expect
 from sim.analytic.agent.expectations import Expectation
 from sim.analytic.fleet.demand import fleet_demand
@@ -139,11 +140,11 @@ def check_fleet(what: str, scenario: Scenario, transport: Transport) -> None:
 def longest_rollout_turns(scenario: Scenario) -> int:
     """Turns of the longest rollout the tool-call distribution allows."""
     values, probability = scenario.workload.tool_calls_per_rollout.support()
-    return int(values[probability > 0].max()) + 1
+    return rollout_turns(int(values[probability > 0].max()))
 
 
 def mean_rollout_turns(scenario: Scenario) -> float:
-    return scenario.workload.tool_calls_per_rollout.mean + 1.0
+    return rollout_turns(scenario.workload.tool_calls_per_rollout.mean)
 
 
 def single_agent_need(

@@ -70,12 +70,9 @@ F = TypeVar("F", bound=FleetStats | None)
 
 
 @dataclass(frozen=True)
-class RunResult(Generic[F]):
-    """One spec under one engine: the latency budget per rollout, and a fleet's statistics
-    (``RunResult[FleetStats]``; ``RunResult[None]`` for one agent).
-
-    ``seed`` and ``rollouts`` are None for the analytic engines, which draw nothing.
-    """
+class ResultHead:
+    """What was run: the spec, its scenario's name, transport and engine, and what was drawn
+    (``seed`` and ``rollouts`` are None for the analytic engines, which draw nothing)."""
 
     spec: str
     scenario: str
@@ -83,6 +80,13 @@ class RunResult(Generic[F]):
     engine: str
     seed: int | None
     rollouts: int | None
+
+
+@dataclass(frozen=True)
+class RunResult(ResultHead, Generic[F]):
+    """One spec under one engine: the latency budget per rollout, and a fleet's statistics
+    (``RunResult[FleetStats]``; ``RunResult[None]`` for one agent)."""
+
     e2e_s: Latency
     ttft_s: Latency
     budget_s: dict[Stage, float]
@@ -144,16 +148,10 @@ class RunResult(Generic[F]):
 
 
 @dataclass(frozen=True)
-class UnmeasuredPoint:
+class UnmeasuredPoint(ResultHead):
     """A fleet load point without means: unstable (a queue grows without bound) or with no
     rollout finished in its window.  Its JSON has the keys of ``RunResult`` with null means."""
 
-    spec: str
-    scenario: str
-    transport: Transport
-    engine: str
-    seed: int | None
-    rollouts: int | None
     fleet: FleetHead
     scenario_hash: str | None = None
     overrides: tuple[str, ...] = ()
