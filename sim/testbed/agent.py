@@ -13,6 +13,7 @@ chunk arrives (so a turn's end can be timed before the SDK parses its last event
 from __future__ import annotations
 
 import json
+import math
 import ssl
 import time
 from collections.abc import AsyncIterator
@@ -78,8 +79,10 @@ class ConnectionCounter:
     def __init__(self) -> None:
         self.connections = 0
         self.requests = 0
-        self.last_request_at_s: float | None = None
-        self.last_chunk_at_s: float | None = None
+        self.last_request_at_s = math.nan
+        """When the last request's first bytes left (NaN before the first)."""
+        self.last_chunk_at_s = math.nan
+        """When the last chunk of a response arrived (NaN before the first)."""
 
     async def trace(self, name: str, info: dict[str, Any]) -> None:
         if name == "connection.connect_tcp.complete":

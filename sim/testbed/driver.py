@@ -19,7 +19,6 @@ scenario's script, so the rollout is the simulation's rollout.
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -202,7 +201,7 @@ class _Loop:
                         record.first_output_at_s = time.monotonic()
                 elif event.type in _ENDED:
                     response = event.response
-                    record.received_at_s = counter.last_chunk_at_s or math.nan
+                    record.received_at_s = counter.last_chunk_at_s
                 elif event.type in ("response.failed", "error"):
                     raise RuntimeError(f"rollout {self.rollout}: {_failure(event)}")
             if response is None:

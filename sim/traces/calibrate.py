@@ -34,6 +34,7 @@ from scipy import optimize
 from models.errors import ScenarioError
 from models.loading import validate
 from models.stages import STAGES, Group
+from sim.analysis.results import UnmeasuredPoint
 from sim.analysis.run import Engine, Spec, execute
 from sim.analysis.summary import summarize
 from sim.traces.measures import Measured
@@ -151,7 +152,8 @@ def calibrate(
         apply(trial)
         spec = Spec(f"{data['name']}:{transport}", str(data["name"]), Transport(transport))
         result = summarize(execute(spec, validate(trial), Engine.ANALYTIC, 1))
-        assert result.ttft_s is not None and result.e2e_s is not None
+        if isinstance(result, UnmeasuredPoint):
+            raise ValueError(f"{spec.text}: the analytic engine gave no means")
         turns = result.turns_per_rollout
 
         def per_request(groups: set[Group]) -> float:
