@@ -96,8 +96,9 @@ def _show(result: TraceFit) -> None:
     with st.expander("What was assumed (the trace does not inform it)"):
         st.markdown("\n".join(f"- {item}" for item in result.assumed))
     downloads.buttons(
-        st.container(),
+        None,
         f"{scenario.name}-fitted",
+        "the fitted scenario",
         {".toml": ("application/toml", lambda: result.toml.encode())},
     )
 

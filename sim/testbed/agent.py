@@ -119,7 +119,9 @@ class _TimedTransport(httpx2.AsyncHTTPTransport):
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await super().handle_async_request(request)
-        response.stream = _TimedStream(response.stream, self._counter)
+        stream = response.stream
+        if isinstance(stream, httpx2.AsyncByteStream):
+            response.stream = _TimedStream(stream, self._counter)
         return response
 
 

@@ -137,7 +137,7 @@ def measure(requests: Sequence[Request]) -> Measured:
         engine_s=np.array([r.server_engine_ms for r in engine]) * 1e-3,
         engine_ttft_s=np.array([r.server_engine_ttft_ms for r in engine]) * 1e-3,
         engine_uncached_tokens=np.array(
-            [r.input_tokens - (r.cached_input_tokens or 0) for r in engine], dtype=float
+            [(r.input_tokens or 0) - (r.cached_input_tokens or 0) for r in engine], dtype=float
         ),
         engine_output_tokens=np.array([r.output_tokens for r in engine], dtype=float),
         server_processing_s=np.array([r.server_processing_ms for r in processed]) * 1e-3,
