@@ -34,6 +34,7 @@ from sim.testbed.clock import TimerLead
 from sim.testbed.conversation import Conversation, answer, tool_calls
 from sim.testbed.records import CallRecord, RolloutRecord, TurnRecord
 from sim.testbed.script import REPLICATION_KEY, ROLLOUT_KEY
+from sim.testbed.server_events import ServerTimes, error_code, failure, number
 from sim.testbed.timing import PROCESSING_HEADER, TIMING_EVENT
 from sim.testbed.tools import DrawnBlocks, ToolDraws
 from sim.turn.transports import Transport
@@ -44,9 +45,6 @@ DEFAULT_TURN_LIMIT = 256
 _MAX_ATTEMPTS = 8
 _ENDED = ("response.completed", "response.incomplete")
 """Stream events that carry a finished response (an incomplete one is still an answer)."""
-_TIMING_WAIT_S = 1.0
-"""How long the end of a WebSocket rollout waits for its last response's timing event
-(only from a server that has sent one before on the connection)."""
 
 
 class Agent:
@@ -152,9 +150,7 @@ class _Loop:
         self.cut = max_turns is not None and max_turns < agent.turn_limit
         self.records: list[TurnRecord] = []
         self.turn_limited = False
-        self._by_response: dict[str, TurnRecord] = {}
-        self._server_times = False
-        """The server has sent a WebSocket timing event on this rollout's connection."""
+        self.server_times = ServerTimes()
 
     def new_turn(self) -> TurnRecord:
         return TurnRecord(self.rollout, len(self.records), time.monotonic())
@@ -163,7 +159,7 @@ class _Loop:
         """Record the turn; run its tools.  True when the rollout goes on."""
         record.completed_at_s = time.monotonic()
         record.response_id = response.id
-        self._by_response[response.id] = record
+        self.server_times.answered(record)
         self.conversation.answered(response, record)
         self.records.append(record)
         calls = tool_calls(list(response.output))
@@ -193,7 +189,7 @@ class _Loop:
                 stream=True,
             )
             record.sent_at_s = counter.last_request_at_s
-            record.processing_ms = _number(stream.response.headers.get(PROCESSING_HEADER))
+            record.processing_ms = number(stream.response.headers.get(PROCESSING_HEADER))
             response = None
             async for event in stream:
                 if event.type == "response.output_item.added":
@@ -203,7 +199,7 @@ class _Loop:
                     response = event.response
                     record.received_at_s = counter.last_chunk_at_s
                 elif event.type in ("response.failed", "error"):
-                    raise RuntimeError(f"rollout {self.rollout}: {_failure(event)}")
+                    raise RuntimeError(f"rollout {self.rollout}: {failure(event)}")
             if response is None:
                 raise RuntimeError(f"rollout {self.rollout}: the stream ended without a response")
             record.new_connections = counter.connections - connections
@@ -240,7 +236,7 @@ class _Loop:
                         f"rollout {self.rollout} turn {record.turn}: {record.errors}"
                     )
                 if not await self.answered(record, outcome):
-                    await self._last_timing(connection)
+                    await self.server_times.last(connection, self.records[-1])
                     return
         finally:
             if connection is not None:
@@ -270,56 +266,10 @@ class _Loop:
                 record.received_at_s = received_s
                 return event.response
             elif event.type == TIMING_EVENT:
-                self._timing(event)
+                self.server_times.note(event)
             elif event.type in ("error", "response.failed"):
-                code = _code(event)
+                code = error_code(event)
                 record.errors.append(code)
                 if code != NOT_FOUND:
-                    raise RuntimeError(f"rollout {self.rollout}: {_failure(event)}")
+                    raise RuntimeError(f"rollout {self.rollout}: {failure(event)}")
                 return NOT_FOUND
-
-    def _timing(self, event: Any) -> None:
-        """Keep a WebSocket timing event on the turn of the response it names."""
-        self._server_times = True
-        record = self._by_response.get(str(getattr(event, "response_id", "")))
-        metrics = getattr(event, "timing_metrics", None)
-        if record is not None and isinstance(metrics, dict):
-            record.server_timing_ms = {
-                k: float(v) for k, v in metrics.items() if isinstance(v, int | float)
-            }
-
-    async def _last_timing(self, connection: Any) -> None:
-        """Read the timing event of the rollout's last response, which follows it, from a
-        server that sends them (a server that does not is not waited for)."""
-        last = self.records[-1]
-        if connection is None or not self._server_times or last.server_timing_ms:
-            return
-        try:
-            async with asyncio.timeout(_TIMING_WAIT_S):
-                while not last.server_timing_ms:
-                    event = await connection.recv()
-                    if event.type == TIMING_EVENT:
-                        self._timing(event)
-        except (TimeoutError, ConnectionClosed):
-            return
-
-
-def _number(text: str | None) -> float | None:
-    try:
-        return None if text is None else float(text)
-    except ValueError:
-        return None
-
-
-def _code(event: Any) -> str:
-    error = getattr(event, "error", None) or getattr(
-        getattr(event, "response", None), "error", None
-    )
-    return str(getattr(error, "code", None) or getattr(error, "type", None) or event.type)
-
-
-def _failure(event: Any) -> str:
-    error = getattr(event, "error", None) or getattr(
-        getattr(event, "response", None), "error", None
-    )
-    return f"{event.type}: {_code(event)}: {getattr(error, 'message', '')}"
