@@ -16,6 +16,7 @@ import numpy as np
 import simpy
 
 from models.scenario import Scenario
+from sim.des import vectorised
 from sim.des.blocks import Block, reduce_block
 from sim.des.engine import Simulation
 from sim.des.replication import CHECKPOINTS, Checkpoints, PoolStats, Replication
@@ -32,6 +33,7 @@ def simulate(
     rollouts: int,
     keep_turns: bool = False,
     progress: Progress | None = None,
+    reference: bool = False,
 ) -> RolloutRecords:
     """One agent runs ``rollouts`` rollouts back to back, without contention.
 
@@ -39,11 +41,15 @@ def simulate(
     connection faults, so a rollout does not depend on how many are run.  With
     ``connection.reuse_across_rollouts`` a block is one session of the agent:
     its rollouts run in order on one connection, ``load.think_time_s`` apart.
+    Blocks run as array passes (``sim.des.vectorised``) where no event queue is
+    needed; ``reference`` runs them all in SimPy, the reference those passes match.
     """
+    one_block = _one_block if reference or not vectorised.applies(scenario) else None
     parts = []
     for block_index, first in enumerate(range(0, rollouts, BLOCK_ROLLOUTS)):
         count = min(BLOCK_ROLLOUTS, rollouts - first)
-        parts.append(_one_block(scenario, transport, block_index, count, keep_turns))
+        run = one_block or vectorised.simulate_block
+        parts.append(run(scenario, transport, block_index, count, keep_turns))
         if progress is not None:
             progress(count)
     return concatenate(parts)
