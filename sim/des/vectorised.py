@@ -23,6 +23,7 @@ stays on the event queue.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import fields
 
 import numpy as np
@@ -84,15 +85,15 @@ class _Variants:
         self.warm_request_s = self.warm.request_s
         self.tool_s = self.warm.stage_s[Stage.TOOL]
         self.uncached_warm = warm_work.prompt_tokens_uncached
-        self._cold_rows = np.zeros(0, dtype=np.intp)
-        self._cold = self._costs_of_rows(self._cold_rows)
+        self._cold_rows: np.ndarray | None = None
+        self._cold: TurnCosts | None = None
 
     def _costs_of_rows(self, rows: np.ndarray) -> TurnCosts:
         compaction = None if self.cold_compaction is None else _rows(self.cold_compaction, rows)
         return stage_costs(self.scenario, _rows(self.cold_work, rows), compaction=compaction)
 
     def cold_costs(self, rows: np.ndarray) -> TurnCosts:
-        if not np.array_equal(rows, self._cold_rows):
+        if self._cold is None or not np.array_equal(rows, self._cold_rows):
             self._cold_rows, self._cold = rows, self._costs_of_rows(rows)
         return self._cold
 
@@ -105,8 +106,9 @@ class _Variants:
     def ran(self, turns: Turns, block_index: int, cold: np.ndarray, line: _Timeline) -> RanTurns:
         rows = np.flatnonzero(cold)
         cold_costs = self.cold_costs(rows)
-        stage_s = np.column_stack([self.warm.stage_s[stage] for stage in STAGES])
-        stage_s[rows] = np.column_stack([cold_costs.stage_s[stage] for stage in STAGES])
+        # Stages as rows while filling in (contiguous), as columns for the records (a view).
+        stage_s = np.stack([self.warm.stage_s[stage] for stage in STAGES])
+        stage_s[:, rows] = np.stack([cold_costs.stage_s[stage] for stage in STAGES])
         costs = TurnCosts(
             stage_s={},
             ttft_s=_put(self.warm.ttft_s, rows, cold_costs.ttft_s),
@@ -121,7 +123,7 @@ class _Variants:
         return RanTurns(
             turns=turns,
             block_index=block_index,
-            stage_s=stage_s,
+            stage_s=stage_s.T,
             ttft_s=costs.ttft_s,
             costs=costs,
             cached_prompt_tokens=cached_prompt_tokens(self.scenario, turns),
@@ -155,7 +157,7 @@ class _Timeline:
         self.rollout_end_s = clock_s[2 * offsets[1:] + np.arange(count)]
 
 
-def _connection_rule(scenario: Scenario, transport: Transport, block_index: int):  # noqa: ANN202
+def _connection_rule(scenario: Scenario, transport: Transport, block_index: int) -> Callable[[_Timeline, np.ndarray], np.ndarray]:
     """The cold flags a timeline gives, by the transport's kind of connection."""
     if not transport.is_websocket:
         idle_s = scenario.client.keepalive_idle_s
