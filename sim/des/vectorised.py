@@ -157,7 +157,9 @@ class _Timeline:
         self.rollout_end_s = clock_s[2 * offsets[1:] + np.arange(count)]
 
 
-def _connection_rule(scenario: Scenario, transport: Transport, block_index: int) -> Callable[[_Timeline, np.ndarray], np.ndarray]:
+def _connection_rule(
+    scenario: Scenario, transport: Transport, block_index: int
+) -> Callable[[_Timeline, np.ndarray], np.ndarray]:
     """The cold flags a timeline gives, by the transport's kind of connection."""
     if not transport.is_websocket:
         idle_s = scenario.client.keepalive_idle_s
