@@ -38,17 +38,20 @@ class HashAgainstBase:
             if name != "seed"
         }
         self._order = sorted(self._keys, key=self._keys.__getitem__)
-        self._text = {name: _canonical(dumped[self._keys[name]]) for name in self._order}
+        self._text = {
+            name: f"{json.dumps(self._keys[name])}:{_canonical(dumped[self._keys[name]])}"
+            for name in self._order
+        }
 
     def __call__(self, scenario: Scenario) -> str:
+        own, base = scenario.__dict__, self._base.__dict__
         parts = []
         for name in self._order:
-            value = getattr(scenario, name)
             text = self._text[name]
-            if value is not getattr(self._base, name):
+            if own[name] is not base[name]:
                 dumped = scenario.model_dump(mode="json", by_alias=True, include={name})
-                text = _canonical(dumped[self._keys[name]])
-            parts.append(f"{json.dumps(self._keys[name])}:{text}")
+                text = f"{json.dumps(self._keys[name])}:{_canonical(dumped[self._keys[name]])}"
+            parts.append(text)
         return _digest("{" + ",".join(parts) + "}")
 
 
