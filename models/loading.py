@@ -20,8 +20,8 @@ from pydantic import ValidationError
 
 from models.distributions import KINDS
 from models.errors import ScenarioError, one_line
-from models.scenario import Scenario
 from models.limits import INPUT_SIZE
+from models.scenario import Scenario
 from models.text_input import check_nesting, parse_toml, read_text
 
 _MAX_EXTENDS_DEPTH = 8
