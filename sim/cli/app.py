@@ -34,10 +34,6 @@ from sim.cli.sweep import plot as plot_command
 from sim.cli.sweep import sweep as sweep_command
 from sim.cli.testbed import testbed as testbed_command
 from sim.cli.traces import trace as trace_command
-from sim.report.chrome_trace import write_trace
-from sim.report.export import output_paths, record_tables, write_records
-from sim.report.otel import write_otlp
-from sim.report.simulated_trace import run_requests
 from sim.turn.transports import Transport
 
 USAGE_ERROR = 2
@@ -243,6 +239,9 @@ def _prepare(
     if otel is not None:
         check_writable(otel, "--otel")
     if out is not None:
+        # Writers (pyarrow) and exporters (OpenTelemetry) load only when a file is asked for.
+        from sim.report.export import output_paths
+
         for path in output_paths(out).values():
             check_writable(path, "--out")
     keep_turns = trace is not None or out is not None or otel is not None
@@ -272,6 +271,8 @@ def _write_files(trace: Path | None, out: Path | None, runs: dict[str, Run]) -> 
     comparison); say on standard error what was written.  A failure is one line, after
     the summary has been printed."""
     if trace is not None:
+        from sim.report.chrome_trace import write_trace
+
         labelled = {
             label if label == r.spec.text else f"{label}: {r.spec.text}": r.turn_records()
             for label, r in runs.items()
@@ -280,6 +281,8 @@ def _write_files(trace: Path | None, out: Path | None, runs: dict[str, Run]) -> 
         rollouts = sum(len(np.unique(turns.rollout)) for turns in labelled.values())
         click.echo(f"wrote {trace}: the turns of {rollouts} rollouts (ui.perfetto.dev)", err=True)
     if out is not None:
+        from sim.report.export import record_tables, write_records
+
         tables = record_tables(runs)
         written: list[Path] = []
         write_output(out, "--out", lambda target: written.extend(write_records(target, tables)))
@@ -294,6 +297,8 @@ def _write_otel(otel: Path | None, runs: dict[str, Run]) -> None:
     """Write the runs' rollouts as OTLP JSON, each rollout id ``{label}/{rollout}``."""
     if otel is None:
         return
+    from sim.report.otel import write_otlp
+    from sim.report.simulated_trace import run_requests
 
     def write(target: Path) -> None:
         rollouts = (rollout for label, run in runs.items() for rollout in run_requests(run, label))

@@ -10,19 +10,20 @@ finished, so the last measured rollouts see the same contention as the first.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import simpy
 
 from models.scenario import Scenario
 from sim.des import vectorised
 from sim.des.blocks import Block, reduce_block
-from sim.des.engine import Simulation
 from sim.des.replication import CHECKPOINTS, Checkpoints, PoolStats, Replication
 from sim.des.streams import BLOCK_ROLLOUTS, Draw, stream
 from sim.turn.records import RolloutRecords, concatenate
 from sim.turn.transports import Transport
+
+if TYPE_CHECKING:
+    import simpy
 
 Progress = Callable[[int], None]
 
@@ -63,6 +64,8 @@ def _one_block(
     A function of its own, so the block's working set is freed before the next
     block is drawn.
     """
+    from sim.des.engine import Simulation  # SimPy loads only where an event queue runs
+
     faults = stream(scenario.seed, block_index, Draw.CONNECTION_FAULTS)
     routing = stream(scenario.seed, block_index, Draw.ROUTING)
     sim = Simulation(scenario, transport, 0, (0.0, np.inf), False, faults, routing)
@@ -85,6 +88,8 @@ class _Fleet:
     def __init__(
         self, scenario: Scenario, transport: Transport, replication: int, trace_rollouts: int
     ) -> None:
+        from sim.des.engine import Simulation
+
         load = scenario.load
         self.window = (load.warmup_s, load.warmup_s + load.duration_s)
         faults = stream(scenario.seed, 0, Draw.CONNECTION_FAULTS, replication)

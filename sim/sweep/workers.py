@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from models.errors import ScenarioError
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,8 @@ def replication_workers(workers: int | None, scheduler: str | None) -> Iterator[
     if count == 1:
         yield Workers(None, 1, "this process")
         return
+    from concurrent.futures import ProcessPoolExecutor  # only where processes start
+
     with ProcessPoolExecutor(count) as pool:
         # Start every worker now, before the caller starts threads of its own.
         list(pool.map(_ready, range(count)))

@@ -22,12 +22,11 @@ import numpy as np
 from models.errors import ScenarioError
 from models.loading import raw_scenario, validate
 from models.scenario import Scenario
+from sim.traces import DEFAULT_PRESET
 from sim.traces.calibrate import Calibration, calibrate
 from sim.traces.distribution_fit import fit_distribution
 from sim.traces.measures import Measured, decode_fit, measure
 from sim.traces.table import TRANSPORTS, Request
-
-DEFAULT_PRESET = "codex-spark"
 
 ASSUMED_ALWAYS = (
     "workload.instructions_tokens",
