@@ -22,7 +22,8 @@ HEAVY = frozenset(
 
 def imported_after(code: str) -> set[str]:
     """Top-level packages in ``sys.modules`` after running ``code`` in a new interpreter."""
-    probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}})))"
+    listing = "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    probe = f"{code}\nimport json, sys\n{listing}"
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
     )
@@ -33,7 +34,8 @@ def cli(*args: str) -> str:
     """Run the command line in-process, swallowing its exit."""
     return (
         "from sim.cli.app import app\n"
-        f"try:\n    app.main({list(args)!r}, standalone_mode=False)\nexcept BaseException:\n    pass"
+        f"try:\n    app.main({list(args)!r}, standalone_mode=False)\n"
+        "except BaseException:\n    pass"
     )
 
 
