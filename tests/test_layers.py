@@ -1,5 +1,5 @@
 """The folders are layers: models <- turn <- the two engines (des | analytic) <- analysis <-
-capacity, report <- traces <- front-ends: sweep, testbed; cli, dashboard, api.
+capacity, report <- traces <- front-ends: sweep, testbed, record; cli, dashboard, api.
 The per-request trace table (``sim.traces.table``) sits below the reports, which write it;
 the rest of ``sim.traces`` (readers, summaries, the fit) sits above them.
 
@@ -33,6 +33,7 @@ LAYERS = {
     "sim.traces": 5.5,
     "sim.sweep": 6,
     "sim.testbed": 6,
+    "sim.record": 6,
     "sim.cli": 7,
     "sim.dashboard": 7,
     "sim.api": 7,
@@ -112,14 +113,16 @@ def test_optional_packages_are_imported_only_where_they_are_needed(name: str, pa
         "sim.dashboard": {"dashboard", "sweep"},
         "sim.sweep": {"sweep"},
         "sim.testbed": {"testbed"},
+        "sim.record": {"testbed"},
     }.get(own, set())
-    front_ends = ("sim.dashboard", "sim.sweep", "sim.testbed")
+    front_ends = ("sim.dashboard", "sim.sweep", "sim.testbed", "sim.record")
     for imported in imports(path, top_level_only=own not in front_ends):
         group = OPTIONAL.get(imported.split(".")[0])
         if group is not None:
             assert group in allowed, f"{name} imports {imported} (optional group {group!r})"
 
 
+@pytest.mark.slow
 def test_the_engine_and_the_command_line_import_without_the_optional_groups() -> None:
     """In a fresh interpreter that cannot import streamlit, dask, playwright or the testbed's
     packages (the SDK and the ASGI stack)."""

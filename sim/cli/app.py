@@ -29,6 +29,7 @@ from sim.cli.capacity import capacity as capacity_command
 from sim.cli.fit import fit as fit_command
 from sim.cli.load import load as load_command
 from sim.cli.output import check_writable, json_text, write_output
+from sim.cli.record import record as record_command
 from sim.cli.report import print_compare, print_run
 from sim.cli.sweep import plot as plot_command
 from sim.cli.sweep import sweep as sweep_command
@@ -202,6 +203,7 @@ app.add_command(capacity_command)
 app.add_command(sweep_command)
 app.add_command(plot_command)
 app.add_command(testbed_command)
+app.add_command(record_command)
 app.add_command(trace_command)
 app.add_command(fit_command)
 

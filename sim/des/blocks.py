@@ -34,9 +34,13 @@ class Block:
         rollouts: int,
         replication: int,
         contended: bool,
+        turns: Turns | None = None,
     ) -> None:
+        """``turns``: the block's turns as given (observed elsewhere) instead of drawn."""
         self.index = index
-        self.turns = draw_turns(scenario, index, rollouts, replication)
+        self.turns = (
+            turns if turns is not None else draw_turns(scenario, index, rollouts, replication)
+        )
         works = turn_costs(scenario, transport, self.turns)
         (cold_work, cold_costs), (warm_work, warm_costs) = works
         resident = scenario.kv_cache.residency
