@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from models.scenario import Scenario
-from sim.des import vectorised
+from sim.des import progress, vectorised
 from sim.des.blocks import Block, reduce_block
 from sim.des.replication import CHECKPOINTS, Checkpoints, PoolStats, Replication
 from sim.des.streams import BLOCK_ROLLOUTS, Draw, stream
@@ -65,6 +65,8 @@ def simulate_turns(
     given."""
     if turns.rollouts > BLOCK_ROLLOUTS:
         raise ValueError(f"{turns.rollouts} rollouts: at most {BLOCK_ROLLOUTS} given at once")
+    from sim.des.engine import Simulation
+
     faults = stream(scenario.seed, 0, Draw.CONNECTION_FAULTS)
     routing = stream(scenario.seed, 0, Draw.ROUTING)
     sim = Simulation(scenario, transport, 0, (0.0, np.inf), False, faults, routing)
@@ -105,7 +107,12 @@ class _Fleet:
     """One replication of a fleet: the load, the measured window and the reduced records."""
 
     def __init__(
-        self, scenario: Scenario, transport: Transport, replication: int, trace_rollouts: int
+        self,
+        scenario: Scenario,
+        transport: Transport,
+        replication: int,
+        trace_rollouts: int,
+        job: str | None = None,
     ) -> None:
         from sim.des.engine import Simulation
 
@@ -131,6 +138,7 @@ class _Fleet:
         self.arrivals = stream(scenario.seed, 0, Draw.ARRIVALS, replication)
         self.scenario, self.transport = scenario, transport
         self.trace_rollouts = trace_rollouts
+        self.job = job
         self.first_measured: int | None = None
         self.records: list[RolloutRecords] = []
         self.in_system_at_end = 0
@@ -205,6 +213,8 @@ class _Fleet:
                 limiter.refused if limiter else 0,
             )
             self.snapshots.append((env.now, *(level.area() for level in levels), *counts))
+            # The drain after the window is short next to it: the window's end is "almost".
+            progress.report(self.job, 0.99 * env.now / end_s if end_s > 0 else 0.0)
         self.in_system_at_end = sim.in_system.level
         self._stop_when_measured()
         yield env.timeout(drain_limit_s)
@@ -261,7 +271,11 @@ class _Fleet:
 
 
 def simulate_fleet(
-    scenario: Scenario, transport: Transport, replication: int, trace_rollouts: int = 0
+    scenario: Scenario,
+    transport: Transport,
+    replication: int,
+    trace_rollouts: int = 0,
+    job: str | None = None,
 ) -> Replication:
     """One replication of the fleet under ``scenario.load`` and ``scenario.capacity``.
 
@@ -269,7 +283,10 @@ def simulate_fleet(
     until every rollout started inside it has finished, for at most as long
     again as the window and no less than 600 s (an unstable system may not
     finish; its unfinished rollouts are not measured).  The first
-    ``trace_rollouts`` measured rollouts keep per-turn rows.
+    ``trace_rollouts`` measured rollouts keep per-turn rows.  ``job`` names the replication
+    in the progress it reports (``sim.des.progress``).
     """
-    fleet = _Fleet(scenario, transport, replication, trace_rollouts)
-    return fleet.run(max(600.0, scenario.load.duration_s))
+    fleet = _Fleet(scenario, transport, replication, trace_rollouts, job)
+    result = fleet.run(max(600.0, scenario.load.duration_s))
+    progress.report(job, 1.0)
+    return result
