@@ -19,7 +19,8 @@ from sim.capacity.objectives import CapacityResult, Evaluation, parse_slo
 from sim.capacity.search import SearchProgress, search_all
 from sim.cli.load import workers_options
 from sim.cli.output import json_text
-from sim.cli.progress import progress_bar, quiet_option, replication_progress
+from sim.cli.progress import quiet_option
+from sim.report.progress import progress_bar, replication_progress
 from sim.sweep.workers import replication_workers
 from sim.turn.transports import Transport
 

@@ -22,7 +22,8 @@ from sim.analysis.results import FleetResult, UnmeasuredPoint
 from sim.analysis.run import Engine, parse_engine, parse_spec
 from sim.analysis.run import load as load_scenario_of
 from sim.cli.output import json_text
-from sim.cli.progress import progress_bar, quiet_option, replication_progress
+from sim.cli.progress import quiet_option
+from sim.report.progress import progress_bar, replication_progress
 from sim.sweep.workers import replication_workers
 from sim.turn.transports import Transport
 

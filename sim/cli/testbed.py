@@ -9,16 +9,16 @@ the rest of the command line starts without them.
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
 from models.errors import ScenarioError
 from sim.analysis.run import load, parse_spec
+from sim.cli.progress import quiet_option
+from sim.report.progress import progress_bar
 from sim.testbed.emulated import check_emulated
 from sim.turn.transports import Transport
 
@@ -87,6 +87,7 @@ def _scenario(spec_text: str, sets: tuple[str, ...], seed: int | None, agents: i
 )
 @click.option("--seed", type=int, default=None, help="root seed (default: the scenario's)")
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
+@quiet_option
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 def run(
     spec: str,
@@ -99,6 +100,7 @@ def run(
     network: str,
     seed: int | None,
     sets: tuple[str, ...],
+    quiet: bool,
     as_json: bool,
 ) -> None:
     """Measure SPEC on the testbed (every transport unless SPEC names one) beside its simulation."""
@@ -137,18 +139,15 @@ def run(
         network=network,
     )
     total = None if fleet else rollouts * len(transports)
-    result = _with_progress(spec, total, lambda advance: run_testbed(request, advance))
+    result = _with_progress(spec, total, lambda advance: run_testbed(request, advance), quiet)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
         _print(Console(), result)
 
 
-def _with_progress(label: str, total: int | None, work: Any) -> Any:
-    if not sys.stderr.isatty():
-        return work(None)
-    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+def _with_progress(label: str, total: int | None, work: Any, quiet: bool) -> Any:
+    with progress_bar(quiet) as bar:
         task = bar.add_task(f"{label}: rollouts", total=total)
         return work(lambda n: bar.advance(task, n))
 
