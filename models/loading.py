@@ -9,6 +9,7 @@ PATH (``[[append.workload.tools]]`` adds a tool kind and keeps the preset's).
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 import tomllib
@@ -147,7 +148,7 @@ def parse_assignment(assignment: str) -> tuple[str, Any]:
 
 def set_path(data: dict[str, Any], path: str, value: Any) -> None:
     """Set ``value`` at a dotted path (``workload.tools[0].weight``); no new sections."""
-    keys = [_key(part) for part in _INDEX.sub(r".\1", path).split(".")]
+    keys = _path_keys(path)
     node: Any = data
     for depth, key in enumerate(keys):
         where = ".".join(map(str, keys[: depth + 1]))
@@ -162,6 +163,13 @@ def set_path(data: dict[str, Any], path: str, value: Any) -> None:
 
 
 _INDEX = re.compile(r"\[(\d+)\]")
+
+
+@functools.lru_cache(maxsize=1024)
+def _path_keys(path: str) -> tuple[str | int, ...]:
+    """``workload.tools[0].weight`` -> ("workload", "tools", 0, "weight") (a sweep sets the
+    same few paths on every point)."""
+    return tuple(_key(part) for part in _INDEX.sub(r".\1", path).split("."))
 
 
 def _key(part: str) -> str | int:

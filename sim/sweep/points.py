@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -75,9 +76,12 @@ class Points:
         return self._hash(scenario) if self._hash is not None else scenario_hash(scenario)
 
 
-def _keys(path: str) -> list[str | int]:
-    """``workload.tools[0].weight`` -> ["workload", "tools", 0, "weight"], as set_path reads it."""
-    return [int(p) if p.isdigit() else p for p in re.sub(r"\[(\d+)\]", r".\1", path).split(".")]
+@functools.lru_cache(maxsize=1024)
+def _keys(path: str) -> tuple[str | int, ...]:
+    """``workload.tools[0].weight`` -> ("workload", "tools", 0, "weight"), as set_path reads it."""
+    return tuple(
+        int(p) if p.isdigit() else p for p in re.sub(r"\[(\d+)\]", r".\1", path).split(".")
+    )
 
 
 def _child(node: Any, key: str | int) -> Any:

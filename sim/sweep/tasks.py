@@ -161,11 +161,12 @@ def memory_batches(scenarios: list[Scenario]) -> list[list[int]]:
     batches: list[list[int]] = []
     longest = 0
     for index, scenario in enumerate(scenarios):
-        turns = max(longest, longest_rollout_turns(scenario))
+        own = longest_rollout_turns(scenario)
+        turns = max(longest, own)
         if batches and analytic_batch_need("", len(batches[-1]) + 1, turns).memory_bytes <= budget:
             batches[-1].append(index)
             longest = turns
         else:
             batches.append([index])
-            longest = longest_rollout_turns(scenario)
+            longest = own
     return batches
