@@ -66,3 +66,20 @@ def test_the_analytic_engine_imports_scipy_signal_only_when_it_compacts() -> Non
         "expect(load_scenario('codex-spark'), Transport.WS)"
     )
     assert plain & HEAVY <= {"scipy"}
+
+
+def test_help_lists_each_lazy_command_as_its_own_help_would() -> None:
+    """``--help`` names the commands it does not import with their own help's words."""
+    import importlib
+
+    import click
+
+    from sim.cli.app import LAZY_COMMANDS
+
+    for name, (module, attribute, first_paragraph) in LAZY_COMMANDS.items():
+        command = getattr(importlib.import_module(module), attribute)
+        assert command.name == name
+        for limit in (30, 45, 80):
+            expected = command.get_short_help_str(limit)
+            listed = click.Command(name, help=first_paragraph).get_short_help_str(limit)
+            assert listed == expected, name
