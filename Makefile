@@ -30,8 +30,9 @@ format: setup
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-bench: setup  ## speed and memory, as ratios against a bare SimPy skeleton
+bench: setup  ## speed and memory as ratios against baselines in the same run (docs/performance.md)
 	$(BIN)/python -m benchmarks.run
+	$(BIN)/python -m benchmarks.waits
 
 docs: setup  ## regenerate the tables and numbers the docs quote from the model (minutes)
 	$(BIN)/python -m docs.scripts.regenerate
