@@ -13,6 +13,9 @@ child process) next to its baseline in the same run, and reported as a ratio:
    (``expect_columns``, both transports, column form built beforehand).
 3. Start-up: ``loopbudget --help``, a one-line error and ``run codex-spark:ws``
    (500 rollouts) against a bare interpreter importing numpy.
+4. The fleet DES over WebSocket at 100, 400 and 1,600 agents, each running one
+   31-turn rollout staggered over 30 s (``benchmarks.fleet``'s load), turns per
+   CPU-second against the 100-agent figure (how the cost per turn grows).
 
 Rounds are interleaved (each round runs every model once) and the best round of
 each is kept, so a burst of load elsewhere hits every model alike.
@@ -63,6 +66,7 @@ GOALS = {
     "help_cpu_s": 0.4,
     "error_cpu_s": 0.4,
     "run_cpu_s": 0.8,
+    "fleet_1600_turns_per_cpu_s": 40_000,
 }
 """The goals each figure is held to (docs/performance.md)."""
 
@@ -183,6 +187,23 @@ def start_up(repeats: int) -> dict[str, Any]:
     }
 
 
+def fleet(sizes: Sequence[int], repeats: int) -> dict[str, Any]:
+    from benchmarks.fleet import one_rollout_each, run_engine
+
+    rates = {}
+    for agents in sizes:
+        scenario = one_rollout_each(agents)
+        turns = run_engine(scenario, Transport.WS)
+        [seconds] = best_cpu_s([lambda s=scenario: run_engine(s, Transport.WS)], repeats)
+        rates[str(agents)] = turns / seconds
+    smallest = rates[str(sizes[0])]
+    return {
+        "transport": Transport.WS.value,
+        "turns_per_cpu_s": rates,
+        "over_smallest": {agents: rate / smallest for agents, rate in rates.items()},
+    }
+
+
 def report(results: dict[str, Any]) -> str:
     one, sw, up = results["single_agent"], results["sweep"], results["start_up"]
     rate = one["turns_per_cpu_s"]
@@ -200,6 +221,11 @@ def report(results: dict[str, Any]) -> str:
         f"({sw['sweep_over_engine']:.2f} of the engine)",
         "start-up, CPU seconds:",
         *[f"  {name:24s} {value:.3f}" for name, value in up.items() if name.endswith("cpu_s")],
+        "fleet DES over ws, turns per CPU-second:",
+        *[
+            f"  {agents:>5s} agents {rate:>10,.0f}"
+            for agents, rate in results["fleet"]["turns_per_cpu_s"].items()
+        ],
     ]
     return "\n".join(lines)
 
@@ -210,10 +236,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--output", type=Path, help="JSON file (default: results-waits.json)")
     args = parser.parse_args(argv)
     rollouts, points, repeats = (300, 400, 1) if args.quick else (5_000, 10_000, 3)
+    agents = (20, 40) if args.quick else (100, 400, 1_600)
     results: dict[str, Any] = {"load_average_before": os.getloadavg()[0], "goals": GOALS}
     results["single_agent"] = single_agent(rollouts, repeats)
     results["sweep"] = sweep(points, repeats)
     results["start_up"] = start_up(repeats)
+    results["fleet"] = fleet(agents, min(repeats, 2))
     results["load_average_after"] = os.getloadavg()[0]
     output = args.output or (QUICK_OUTPUT if args.quick else OUTPUT)
     output.write_text(json.dumps(results, indent=2) + "\n")
