@@ -13,6 +13,9 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow
+"""Each check starts an interpreter."""
+
 HEAVY = frozenset(
     {"scipy", "pandas", "matplotlib", "dask", "distributed", "streamlit", "pyarrow", "simpy"}
     | {"opentelemetry", "google", "openai", "starlette", "uvicorn", "websockets", "duckdb"}

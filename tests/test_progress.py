@@ -39,6 +39,7 @@ class RecordingBar:
             self.completed.append(completed)
 
 
+@pytest.mark.slow
 def test_a_replication_reports_its_simulated_time_without_changing_it() -> None:
     s = scenario(*SMALL_FLEET)
     quiet = simulate_fleet(s, Transport.WS, 0)
@@ -68,6 +69,7 @@ def advance_of_load(workers: int) -> list[float]:
     return bar.completed
 
 
+@pytest.mark.slow
 def test_load_bar_advances_monotonically_within_each_point_here() -> None:
     completed = advance_of_load(1)
     assert completed == sorted(completed)
