@@ -93,7 +93,8 @@ class _Variants:
         return stage_costs(self.scenario, _rows(self.cold_work, rows), compaction=compaction)
 
     def cold_costs(self, rows: np.ndarray) -> TurnCosts:
-        if self._cold is None or not np.array_equal(rows, self._cold_rows):
+        known = self._cold_rows
+        if self._cold is None or known is None or not np.array_equal(rows, known):
             self._cold_rows, self._cold = rows, self._costs_of_rows(rows)
         return self._cold
 
