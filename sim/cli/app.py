@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -98,7 +100,10 @@ def app() -> None:
     pass
 
 
-def run_options(command):
+Decorated = TypeVar("Decorated", bound=Callable[..., Any])
+
+
+def run_options(command: Decorated) -> Decorated:
     """Options shared by run and compare."""
     for option in reversed(
         [

@@ -11,7 +11,7 @@ checks it against ``run_rows`` on the same points.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -50,19 +50,21 @@ class Evaluated:
     expectations: dict[Transport, Expectations]
     hashes: list[str]
 
+    def valid_scenarios(self) -> list[Scenario]:
+        return [s for s in self.scenarios if isinstance(s, Scenario)]
+
 
 def part_table(context: Context, tasks: list[Task], evaluated: Evaluated) -> pa.Table:
     """The chunk's rows (task order, then transport order) as one Arrow table."""
     if not evaluated.valid:
         # Only error rows: their columns are the head's, as the row path writes them.
-        rows = [
+        failed = [
             row
-            for index, task in enumerate(tasks)
-            for row in error_rows(
-                task.head(context), context.transports, context.baseline, evaluated.scenarios[index]
-            )
+            for task, error in zip(tasks, evaluated.scenarios, strict=True)
+            if isinstance(error, Exception)
+            for row in error_rows(task.head(context), context.transports, context.baseline, error)
         ]
-        return to_table(rows, context.axis_kinds)
+        return to_table(failed, context.axis_kinds)
     transports = context.transports
     count = len(tasks) * len(transports)
     columns: dict[str, Any] = {}
@@ -78,7 +80,7 @@ def part_table(context: Context, tasks: list[Task], evaluated: Evaluated) -> pa.
         e2e_s = e.stage_s.sum(axis=1) if len(valid) else np.zeros(0)
         text = _TextColumns(columns, count, rows)
         text.put(Metric.SPEC.value, [context.spec(transport).text] * len(valid))
-        text.put(Metric.SCENARIO.value, [evaluated.scenarios[i].name for i in evaluated.valid])
+        text.put(Metric.SCENARIO.value, [s.name for s in evaluated.valid_scenarios()])
         text.put(Metric.SCENARIO_HASH.value, evaluated.hashes)
         text.put(Metric.OVERRIDES.value, ["[]"] * len(valid))
         _null(columns, Metric.ROLLOUTS.value)
@@ -227,7 +229,7 @@ class _TextColumns:
     def __init__(self, columns: dict[str, Any], count: int, rows: np.ndarray) -> None:
         self.columns, self.count, self.rows = columns, count, rows.tolist()
 
-    def put(self, name: str, values: list[str | None]) -> None:
+    def put(self, name: str, values: Sequence[str | None]) -> None:
         column = self.columns.setdefault(name, [None] * self.count)
         for row, value in zip(self.rows, values, strict=True):
             column[row] = value

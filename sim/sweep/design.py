@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    from sim.sweep.axes import Sample
     from sim.sweep.sweepfile import SweepFile
 
 
@@ -29,14 +30,13 @@ def expand(file: SweepFile) -> list[dict[str, Any]]:
     grid = [dict(zip(paths, combo, strict=True)) for combo in combos]
     if file.sample is None:
         return grid
-    samples = sampled_points(file)
+    samples = sampled_points(file, file.sample)
     return [{**g, **s} for g in grid for s in samples]
 
 
-def sampled_points(file: SweepFile) -> list[dict[str, Any]]:
-    """The sampled design over the ``low``/``high`` axes, reproducible from its seed."""
+def sampled_points(file: SweepFile, sample: Sample) -> list[dict[str, Any]]:
+    """The design ``sample`` over the ``low``/``high`` axes, reproducible from its seed."""
     axes = [axis for axis in file.axes if axis.kind == "sampled"]
-    sample = file.sample
     if sample.method == "lhs":
         from scipy.stats import qmc  # imported where used
 

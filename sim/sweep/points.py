@@ -67,7 +67,7 @@ class Points:
             return validate(table)
         data: dict[str, Any] = dict(self.base.__dict__)
         for path in changes:
-            section = _keys(path)[0]
+            section = str(_keys(path)[0])
             data[section] = table[section]
         return validate(data)
 

@@ -33,7 +33,7 @@ class Workers:
 
 def default_workers() -> int:
     """One worker per core this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _ready(_task: int) -> int:
@@ -67,7 +67,7 @@ def replication_workers(workers: int | None, scheduler: str | None) -> Iterator[
 
     # Replications in the workers report their progress on a queue; a thread here hands
     # each report to this process's sink (a bar), so the bar moves while they run.
-    reports = multiprocessing.SimpleQueue()
+    reports: multiprocessing.SimpleQueue[tuple[str, float] | None] = multiprocessing.SimpleQueue()
     with ProcessPoolExecutor(count, initializer=_report_to, initargs=(reports,)) as pool:
         relay = threading.Thread(target=_relay, args=(reports,), daemon=True)
         relay.start()
