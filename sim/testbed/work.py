@@ -61,6 +61,8 @@ def request_work(scenario: Scenario, p: Processed) -> Work:
     else:
         rendered = full
     rebuild = 0.0 if cached else 1.0
+    stateless = float(p.source is Source.NONE)
+    reused = i.prefix_cache_hit_fraction * (1 - float(i.prefix_reuse_needs_state) * stateless)
     config_cache = float(a.config_cache)
     values = {
         "items_new": p.items_new,
@@ -78,8 +80,8 @@ def request_work(scenario: Scenario, p: Processed) -> Work:
         "hop_runs": rebuild,
         "safety_runs": 1.0,
         "tokens_classified": p.new_tokens if cached else full,
-        "prompt_tokens_uncached": p.new_tokens
-        + (1 - i.prefix_cache_hit_fraction) * (p.fixed_tokens + p.prior_tokens),
+        "prompt_tokens_uncached": p.new_tokens + (1 - reused) * (p.fixed_tokens + p.prior_tokens),
+        "prompt_tokens": full,
         "output_tokens": p.output_tokens,
         "decode_s_per_token": p.decode_s_per_token,
         "post_runs": 1.0,
