@@ -1,0 +1,64 @@
+"""The real engine behind the testbed: a profile measured here, then a live run on the model
+predicted from that profile and the client's calibration alone (never refitted on the
+rollouts it is compared with).  A shortened docs/testbed-real.toml (5 turns) keeps the test
+to a few minutes; the tolerances hold on a loaded machine (docs/testbed.md: the spread of
+repeated runs, and the full-size run's figures)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support import scenario
+from testbed_support import kept
+
+from sim.testbed.results import Key, LiveResult
+from sim.testbed.session import SINGLE_AGENT_TRANSPORTS, Request, run_testbed
+
+pytestmark = [pytest.mark.live, pytest.mark.slow]
+pytest.importorskip("llama_cpp", reason="the real engine: make engine")
+
+SPEC = str(Path(__file__).resolve().parents[1] / "docs" / "testbed-real.toml")
+SHORT = ("workload.tool_calls_per_rollout=4",)
+ROLLOUTS = 1
+E2E_TOLERANCE = 0.15
+TTFT_TOLERANCE = 0.30
+REDUCTION_TOLERANCE_POINTS = 6.0
+
+
+@pytest.fixture(scope="module")
+def result() -> LiveResult:
+    from sim.testbed.profiling.measure import QUICK, profile
+
+    short = scenario(SPEC, *SHORT)
+    profiled = profile(short, QUICK, spec=SPEC).apply(short)
+    request = Request(SPEC, profiled, SINGLE_AGENT_TRANSPORTS, ROLLOUTS, 1.0, engine="real")
+    return kept(run_testbed(request))
+
+
+@pytest.mark.parametrize("transport", ["http", "http-full", "ws"])
+def test_the_profile_predicts_e2e_and_ttft(result: LiveResult, transport: str) -> None:
+    entry = result.transports[transport]
+    errors = entry.rel_errors
+    assert abs(errors[Key.E2E_MEAN]) < E2E_TOLERANCE, (transport, errors, entry.to_json())
+    assert abs(errors[Key.TTFT_MEAN]) < TTFT_TOLERANCE, (transport, errors, entry.to_json())
+    assert entry.errors == 0
+
+
+def test_the_profile_predicts_both_reductions(result: LiveResult) -> None:
+    for baseline in ("http", "http-full"):
+        measured = result.reduction(Key.MEASURED, baseline)
+        predicted = result.reduction(Key.SIMULATED, baseline)
+        assert abs(measured - predicted) * 100 < REDUCTION_TOLERANCE_POINTS, (baseline, result)
+
+
+def test_prefill_and_decode_ran_on_the_model(result: LiveResult) -> None:
+    """The server's prefill and decode are what the model took, not the formulas' values: a
+    stateless request (http-full) prefills the whole history again, and costs more."""
+    full, ws = result.transports["http-full"], result.transports["ws"]
+    assert full.measured.budget_s["prefill"] > 2 * ws.measured.budget_s["prefill"]
+    for entry in result.transports.values():
+        for stage in ("prefill", "decode"):
+            measured, predicted = entry.measured.budget_s[stage], entry.simulated.budget_s[stage]
+            assert measured != pytest.approx(predicted, rel=1e-6), stage
+    assert result.engine == "real"
