@@ -178,6 +178,9 @@ def _print(console: Console, result: Any) -> None:
     for name, entry in result.transports.items():
         console.print(_table(f"{head}: {name}", entry))
         console.print(f"{name}: {entry.rollouts} rollouts measured, {entry.errors} errors")
+    if result.load_average:
+        start, end = result.load_average["start"], result.load_average["end"]
+        console.print(f"load average (1 min): {start[0]:.2f} at the start, {end[0]:.2f} at the end")
     other = "predicted" if result.engine == "real" else "simulated"
     for baseline in ("http", "http-full"):
         measured = result.reduction(Key.MEASURED, baseline)

@@ -41,6 +41,7 @@ class Key(StrEnum):
     PREDICTED_REL_ERROR = "predicted_rel_error"
     FULL_REDUCTION = "reduction_from_http_full"
     ENGINE = "engine"
+    LOAD_AVERAGE = "load_average"
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,8 @@ class LiveResult:
     engine: str = "emulated"
     """``real``: the simulated side is the prediction from a profile and the client's
     calibration (``testbed --engine real``)."""
+    load_average: dict[str, list[float]] = field(default_factory=dict)
+    """The machine's 1, 5 and 15 minute load averages when the run started and ended."""
 
     def reduction(self, side: str, baseline: str = "http") -> float | None:
         """The end-to-end reduction from ``baseline`` to ws."""
@@ -175,4 +178,5 @@ class LiveResult:
                 Key.SIMULATED.value: self.reduction(Key.SIMULATED, "http-full"),
             },
             Key.ENGINE.value: self.engine,
+            Key.LOAD_AVERAGE.value: self.load_average,
         }

@@ -13,6 +13,7 @@ prediction.
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -117,6 +118,7 @@ async def _measure(
     progress: Progress | None,
 ) -> LiveResult:
     lead = await TimerLead.measure()
+    load_at_start = list(os.getloadavg())
     if view is not None:
         client = await measure_client(scaled, base_url, request.api_key, lead)
         simulated_scenario = client.apply(scaled)
@@ -164,7 +166,14 @@ async def _measure(
             timer_lateness_s=await _lateness(view, lead),
             predicted=predicted,
         )
-    return LiveResult(request.spec, request.time_scale, client_json, results, engine=request.engine)
+    return LiveResult(
+        request.spec,
+        request.time_scale,
+        client_json,
+        results,
+        engine=request.engine,
+        load_average={"start": load_at_start, "end": list(os.getloadavg())},
+    )
 
 
 async def _lateness(view: ServerView | None, lead: TimerLead) -> dict[str, dict[str, float]]:

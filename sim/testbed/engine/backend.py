@@ -1,7 +1,7 @@
 """The real backend as the emulator sees it: the API's real work and real inference.
 
-For each generating request the validation and rendering stages are the real work of ``validate`` and
-``render`` on what the request makes the server process, timed; prefill and
+For each generating request the validation and rendering stages are the real
+work of ``validate`` and ``render`` on what the request makes the server process, timed; prefill and
 decode run on the model in one worker thread (llama.cpp releases the GIL, so
 the event loop keeps streaming), one request at a time; the output streams as
 tokens are decoded.  The text on the wire is the scripted text of the turn's
