@@ -56,10 +56,9 @@ def conversation(scenario: Scenario, turns: int) -> Conversation:
     """``turns`` tool round trips of ``scenario``'s mean sizes after its task."""
     w, per_token = scenario.workload, scenario.network.bytes_per_token
     prompt = Prompt.of(scenario)
-    output_chars = round(w.output_tokens.mean() * per_token)
+    output_chars = round(w.output_tokens.mean * per_token)
     tool_tokens = sum(
-        p * tool.output_tokens.mean()
-        for p, tool in zip(w.tool_probabilities(), w.tools, strict=True)
+        p * tool.output_tokens.mean for p, tool in zip(w.tool_probabilities(), w.tools, strict=True)
     )
     items: list[Item] = [{"type": "message", "role": "user", "content": prompt.task}]
     for turn in range(turns):

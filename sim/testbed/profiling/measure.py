@@ -108,29 +108,45 @@ def profile(
     )
 
 
-def _validation(longest: Conversation, plan: Plan) -> Fit:
+_MICRO_REPETITIONS = 15
+"""Repetitions of each validation and rendering size (milliseconds each, so one pause of
+a loaded machine would outweigh them: each size's median is fitted)."""
+
+
+def _median_rows(sizes: list[float], timed: Callable[[int], float]) -> np.ndarray:
+    """(size, median seconds) of ``_MICRO_REPETITIONS`` timings of each size's index."""
     rows = []
-    for count in plan.validate_items:
-        items = longest.items[:count]
-        for _ in range(plan.repetitions * 3):
-            started_s = time.perf_counter()
-            validate_items(items)
-            rows.append((len(items), time.perf_counter() - started_s))
-    counts, seconds = np.array(rows).T
-    return linear_fit(
-        ("fixed", "per_item"), np.column_stack([np.ones_like(counts), counts]), seconds
+    for index, size in enumerate(sizes):
+        rows.append((size, float(np.median([timed(index) for _ in range(_MICRO_REPETITIONS)]))))
+    return np.array(rows)
+
+
+def _timed(work: Callable[[], object]) -> float:
+    started_s = time.perf_counter()
+    work()
+    return time.perf_counter() - started_s
+
+
+def _validation(longest: Conversation, plan: Plan) -> Fit:
+    counts = [min(count, len(longest.items)) for count in plan.validate_items]
+    rows = _median_rows(
+        [float(c) for c in counts],
+        lambda i: _timed(lambda: validate_items(longest.items[: counts[i]])),
     )
+    counts_, seconds = rows.T
+    design = np.column_stack([np.ones_like(counts_), counts_])
+    return linear_fit(("fixed", "per_item"), design, seconds)
 
 
 def _rendering(longest: Conversation, plan: Plan) -> Fit:
-    rows = []
-    for turns in plan.turns:
-        base = longest.head(turns)
-        for _ in range(plan.repetitions * 3):
-            started_s = time.perf_counter()
-            count_tokens(full_prompt(base.instructions, base.tools, base.items))
-            rows.append((base.tokens() / 1000, time.perf_counter() - started_s))
-    thousands, seconds = np.array(rows).T
+    bases = [longest.head(turns) for turns in plan.turns]
+    rows = _median_rows(
+        [base.tokens() / 1000 for base in bases],
+        lambda i: _timed(
+            lambda: count_tokens(full_prompt(bases[i].instructions, bases[i].tools, bases[i].items))
+        ),
+    )
+    thousands, seconds = rows.T
     design = np.column_stack([np.ones_like(thousands), thousands])
     return linear_fit(("fixed", "per_1k"), design, seconds)
 
