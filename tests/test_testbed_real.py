@@ -1,6 +1,6 @@
 """The real engine behind the testbed: a profile measured here, then a live run on the model
 predicted from that profile and the client's calibration alone (never refitted on the
-rollouts it is compared with).  A shortened docs/testbed-real.toml (5 turns) keeps the test
+rollouts it is compared with).  A shortened docs/testbed-real.toml (4 turns) keeps the test
 to a few minutes; the tolerances hold on a loaded machine (docs/testbed.md: the spread of
 repeated runs, and the full-size run's figures)."""
 
@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.live, pytest.mark.slow]
 pytest.importorskip("llama_cpp", reason="the real engine: make engine")
 
 SPEC = str(Path(__file__).resolve().parents[1] / "docs" / "testbed-real.toml")
-SHORT = ("workload.tool_calls_per_rollout=4",)
+SHORT = ("workload.tool_calls_per_rollout=3",)
 ROLLOUTS = 1
 E2E_TOLERANCE = 0.15
 TTFT_TOLERANCE = 0.30
