@@ -3,6 +3,8 @@ stage, and the DES against Little's law and the analytic fleet."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from support import scenario
@@ -58,6 +60,21 @@ def test_a_bucket_admits_its_burst_then_tells_the_wait_until_the_next_request() 
     whole.retry_after_s(0, 0.0)
     _Clock.now = 0.1
     assert whole.retry_after_s(0, 0.0) == 1.0
+
+
+def test_an_idle_bucket_admits_exactly_its_burst_then_its_rate() -> None:
+    """120 a minute with 5 s of burst: after an hour idle, 10 at once (not an hour's
+    refill), then, asked every 10 ms, 2 a second for the next minute."""
+    clock = SimpleNamespace(now=3600.0)
+    s = scenario("codex-spark", "rate_limit.requests_per_minute=120", "rate_limit.burst_s=5")
+    limiter = RateLimiter(s, clock, (0.0, np.inf), np.random.default_rng(0))
+    at_once = [limiter.retry_after_s(0, 0.0) for _ in range(50)]
+    assert at_once.count(0.0) == 10
+    admitted_before = limiter.admitted
+    for step in range(1, 6001):
+        clock.now = 3600.0 + step * 0.01
+        limiter.retry_after_s(0, 0.0)
+    assert limiter.admitted - admitted_before == 120
 
 
 def test_a_token_limit_charges_the_whole_request_and_a_large_one_goes_into_debt() -> None:

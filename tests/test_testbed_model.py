@@ -10,13 +10,13 @@ from support import scenario
 from models.costs import stage_costs
 from models.stages import STAGES, Stage
 from sim.analytic.agent.engine import expect
-from sim.des.draws import draw_turns
+from sim.des.draws import draw_tool_kinds, draw_turns
 from sim.des.runners import simulate
 from sim.des.streams import Draw, stream
 from sim.testbed.agent import Prompt
 from sim.testbed.emulator import SERVER_PHASES
 from sim.testbed.protocol import padded, text_of, tokens_in, tools_text
-from sim.testbed.script import Script, tool_kinds
+from sim.testbed.script import Script
 from sim.testbed.timescale import factor_of, scale_time
 from sim.testbed.work import Processed, Source, request_work
 from sim.turn.transports import Transport, turn_work
@@ -106,10 +106,10 @@ def test_a_cache_hit_with_new_instructions_renders_them_again() -> None:
 
 
 def test_the_scripted_model_calls_the_tools_the_simulation_drew() -> None:
-    """Recomputing the tool times from the script's tool kinds gives the draws' tool times."""
+    """The tool times recomputed from the kinds the script names are the draws' tool times."""
     base = scenario("codex-spark")
     turns = draw_turns(base, 0, 1024)
-    kinds = tool_kinds(base, 0, 0)
+    kinds = draw_tool_kinds(base, 0, 0)
     rng = stream(base.seed, 0, Draw.TOOL_TIME)
     times = np.empty(kinds.size)
     for index, tool in enumerate(base.workload.tools):

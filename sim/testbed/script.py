@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from models.scenario import Scenario
-from sim.des.draws import draw_turns
-from sim.des.streams import BLOCK_ROLLOUTS, Draw, stream
+from sim.des.draws import draw_tool_kinds, draw_turns
+from sim.des.streams import BLOCK_ROLLOUTS
 from sim.turn.turns import Turns
 
 ROLLOUT_KEY = "loopbudget_rollout"
@@ -42,17 +42,6 @@ def block_turns(scenario: Scenario, block: int, replication: int) -> Turns:
     return draw_turns(scenario, block, BLOCK_ROLLOUTS, replication)
 
 
-def tool_kinds(scenario: Scenario, block: int, replication: int) -> np.ndarray:
-    """The tool kind of every turn of a block: the DES's ``TOOL_KIND`` draw, made the same way."""
-    w = scenario.workload
-    calls = w.tool_calls_per_rollout.sample(
-        stream(scenario.seed, block, Draw.TOOL_CALLS, replication), BLOCK_ROLLOUTS
-    )
-    total = int(calls.sum()) + BLOCK_ROLLOUTS
-    rng = stream(scenario.seed, block, Draw.TOOL_KIND, replication)
-    return rng.choice(len(w.tools), total, p=w.tool_probabilities())
-
-
 class Script:
     """Turn plans by (replication, rollout, turn), drawn a block at a time."""
 
@@ -64,7 +53,7 @@ class Script:
         key = (replication, block)
         if key not in self._blocks:
             turns = block_turns(self._scenario, block, replication)
-            self._blocks[key] = (turns, tool_kinds(self._scenario, block, replication))
+            self._blocks[key] = (turns, draw_tool_kinds(self._scenario, block, replication))
             if len(self._blocks) > _CACHED_BLOCKS:
                 self._blocks.popitem(last=False)
         self._blocks.move_to_end(key)
