@@ -36,7 +36,7 @@
 # %% [markdown] tags=["commands"]
 # ```sh
 # loopbudget profile docs/testbed-real.toml --out my-profile.toml          # about 3 minutes
-# loopbudget testbed docs/testbed-real.toml --engine real --profile my-profile.toml -n 2
+# loopbudget testbed docs/testbed-real.toml --engine real --profile my-profile.toml -n 2 --network loopback
 # ```
 
 # %% [markdown]
@@ -102,7 +102,15 @@ MEASURE = False
 if MEASURE:
     from sim.testbed.session import SINGLE_AGENT_TRANSPORTS, Request, run_testbed
 
-    request = Request("testbed-real", scenario, SINGLE_AGENT_TRANSPORTS, 2, 1.0, engine="real")
+    request = Request(
+        "testbed-real",
+        scenario,
+        SINGLE_AGENT_TRANSPORTS,
+        2,
+        1.0,
+        network="loopback",
+        engine="real",
+    )
     run = run_testbed(request).to_json()
 else:
     run = json.loads((ROOT / "docs" / "engine-run.json").read_text())

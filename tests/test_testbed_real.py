@@ -12,6 +12,7 @@ import pytest
 from support import scenario
 from testbed_support import kept
 
+from sim.testbed.network import LOOPBACK
 from sim.testbed.results import Key, LiveResult
 from sim.testbed.session import SINGLE_AGENT_TRANSPORTS, Request, run_testbed
 
@@ -32,7 +33,9 @@ def result() -> LiveResult:
 
     short = scenario(SPEC, *SHORT)
     profiled = profile(short, QUICK, spec=SPEC).apply(short)
-    request = Request(SPEC, profiled, SINGLE_AGENT_TRANSPORTS, ROLLOUTS, 1.0, engine="real")
+    request = Request(
+        SPEC, profiled, SINGLE_AGENT_TRANSPORTS, ROLLOUTS, 1.0, network=LOOPBACK, engine="real"
+    )
     return kept(run_testbed(request))
 
 

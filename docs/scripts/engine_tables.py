@@ -4,7 +4,7 @@
   ``loopbudget profile docs/testbed-real.toml --out docs/engine-profile.toml``;
 - ``engine-run``: docs/engine-run.json, written by
   ``loopbudget testbed docs/testbed-real.toml --engine real --profile docs/engine-profile.toml
-  -n 2 --json``, measured beside predicted;
+  -n 1 --network loopback --json``, measured beside predicted;
 - ``engine-spread``: docs/engine-spread.jsonl, one line per run of
   ``tests/test_testbed_real.py`` with ``LOOPBUDGET_TESTBED_REPORT`` set: the spread of
   repeated runs against the tolerances the test asserts.
