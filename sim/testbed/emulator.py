@@ -34,7 +34,7 @@ from sim.testbed.protocol import ApiError, Event
 from sim.testbed.script import Script
 from sim.testbed.state import ConnectionCache, ResponseState, ResponseStore
 from sim.testbed.stream import OutputStream
-from sim.testbed.work import failed_lookup_work, request_work
+from sim.testbed.work import failed_lookup_work, prefix_reuse, request_work
 from sim.turn.phases import BATCHED, JOINED_SIDES, PHASES, Phase, holds_inner
 
 Emit = Callable[[Event], Awaitable[None]]
@@ -109,7 +109,7 @@ class Emulator:
         stage_s = {stage: float(seconds[0]) for stage, seconds in costs.stage_s.items()}
         held_s_of = _held_stage_s(costs, stage_s)
         parallel_s = float(costs.side_s(Side.PARALLEL_SAFETY)[0])
-        reuse = self.scenario.inference.prefix_cache_hit_fraction
+        reuse = prefix_reuse(self.scenario, p.processed)
         output = OutputStream(p, self.scenario.network.bytes_per_token, emit, reuse)
         await output.begin()
         deadline_s, waits_s, held_s, first_output_s = arrived_s, {}, {}, math.nan
