@@ -127,7 +127,7 @@ _C, _N, _A, _S, _I, _T = (
 # Colour-blind-safe palette (Okabe-Ito and Tableau hues), one per stage.  The queue
 # stage is the time a turn waits for pools (filled in by the fleet); it holds none.
 # Failed attempts before the one that succeeds hold no pool either: a fleet does not
-# queue them (docs/model.md, section 11); nor is a compaction request, sent before the
+# queue them (docs/model/omissions.md); nor is a compaction request, sent before the
 # turn's own request and counted whole in its stage.
 STAGE_TABLE: dict[Stage, StageInfo] = {
     Stage.COMPACT: _row("compaction request (history summarised)", _I, "#17becf", None, True),

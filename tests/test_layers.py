@@ -128,6 +128,7 @@ def test_optional_packages_are_imported_only_where_they_are_needed(name: str, pa
             assert group in allowed, f"{name} imports {imported} (optional group {group!r})"
 
 
+@pytest.mark.slow
 def test_the_engine_and_the_command_line_import_without_the_optional_groups() -> None:
     """In a fresh interpreter that cannot import streamlit, dask, playwright or the testbed's
     packages (the SDK and the ASGI stack)."""

@@ -13,6 +13,8 @@ from sim import api
 from sim.dashboard.load import load_point
 from sim.turn.transports import Transport
 
+pytestmark = pytest.mark.slow
+
 TOO_SHORT = "load.duration_s=0.5"
 """A measured window in which two agents cannot start one rollout."""
 

@@ -216,6 +216,7 @@ def test_an_analytic_sweep_runs_in_process_without_dask(tmp_path: Path, monkeypa
     assert outcome.rows == 6
 
 
+@pytest.mark.slow
 def test_a_cluster_on_a_busy_port_8787_gives_no_warning(tmp_path: Path, cli: Cli) -> None:
     source = write(tmp_path, "small.toml", ANALYTIC_SWEEP)
     with socket.socket() as busy, warnings.catch_warnings(record=True) as caught:

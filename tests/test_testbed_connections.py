@@ -17,6 +17,8 @@ from sim.testbed.results import LiveResult
 from sim.testbed.session import Request, run_testbed
 from sim.turn.transports import Transport
 
+pytestmark = [pytest.mark.live, pytest.mark.slow]
+
 ROLLOUTS = 6
 TIME_SCALE = 0.25
 RECOVERY_TIME_SCALE = 0.5

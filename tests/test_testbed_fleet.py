@@ -15,6 +15,8 @@ from sim.testbed.results import Key, LiveResult
 from sim.testbed.session import DEFAULT_FLEET_TIME_SCALE, Request, run_testbed
 from sim.turn.transports import Transport
 
+pytestmark = [pytest.mark.live, pytest.mark.slow]
+
 FLEET = str(Path(__file__).resolve().parents[1] / "docs" / "testbed-fleet.toml")
 E2E_MEAN_TOLERANCE = 0.10
 E2E_P95_TOLERANCE = 0.15

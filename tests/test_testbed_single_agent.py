@@ -13,6 +13,8 @@ from sim.testbed.network import LOOPBACK
 from sim.testbed.results import Key, LiveResult
 from sim.testbed.session import SINGLE_AGENT_TRANSPORTS, Request, run_testbed
 
+pytestmark = [pytest.mark.live, pytest.mark.slow]
+
 ROLLOUTS = 4
 TIME_SCALE = 0.1
 E2E_TOLERANCE = 0.05

@@ -91,19 +91,6 @@ def draw_turns(scenario: Scenario, block: int, rollouts: int, replication: int =
     )
 
 
-def draw_tool_kinds(scenario: Scenario, block: int, replication: int = 0) -> np.ndarray:
-    """The tool kind of every turn's first call in block ``block`` (an index into
-    ``workload.tools``), from the stream ``draw_turns`` draws its calls' kinds from."""
-    w = scenario.workload
-    calls = w.tool_calls_per_rollout.sample(
-        stream(scenario.seed, block, Draw.TOOL_CALLS, replication), BLOCK_ROLLOUTS
-    )
-    turns = int(rollout_turns(calls).sum())
-    rng = stream(scenario.seed, block, Draw.TOOL_KIND, replication)
-    kind, _ = _tool_kinds(w, rng, turns, turns, finish=False)
-    return kind
-
-
 def _calls(
     w: Workload,
     kind_rng: np.random.Generator,
