@@ -2,8 +2,8 @@
 predicted from that profile and the client's calibration alone (never refitted on the
 rollouts it is compared with).  A shortened docs/testbed-real.toml (4 turns) keeps the test
 to a few minutes on idle cores.  The bounds hold on the shared machine at a load average of
-10-12, where the model's share of a core moved by half within minutes (docs/testbed.md: the
-spread of three runs, worst e2e error 58%, TTFT 60%, http-full -> ws 17 points); they check
+4-12, where the model's share of a core moved by half within minutes (docs/testbed.md: the
+spread of four runs, worst e2e error 58%, TTFT 60%, http-full -> ws 17 points); they check
 the prediction's range and the engine's behaviour, not the 8% an idle machine is meant for.
 The http -> ws reduction is not asserted: the model puts it near 0.4% on this decode-bound
 model, far inside that noise."""
