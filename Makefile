@@ -66,9 +66,11 @@ test-fast: setup  ## the fast loop for every change: no fleets, live servers, br
 coverage: setup  ## the whole suite under coverage.py: the share of lines of models/ and sim/ it runs
 	$(BIN)/python -m pytest --cov --cov-report=term:skip-covered
 
-lint: $(VENV)/.installed-dev
+# mypy reads the packages of every extra (the dashboard, sweeps and the testbed use them).
+lint: setup  ## ruff, then mypy (strict on models/ and both engines)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: $(VENV)/.installed-dev
 	$(BIN)/ruff check --fix .

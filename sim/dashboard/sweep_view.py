@@ -66,7 +66,7 @@ def sweep_view() -> None:
         return
     st.image(png, width="stretch")
     downloads.buttons(
-        st,
+        None,
         "-".join(filter(None, [results.name, kind, y, x, hue])),
         "this plot",
         {
