@@ -60,7 +60,7 @@ MAX_DELTAS = 8
 class Emulator:
     """The service: intake, pools, store, scripted model and the per-request log."""
 
-    def __init__(self, scenario: Scenario, lead: TimerLead, backend: Any | None = None) -> None:
+    def __init__(self, scenario: Scenario, lead: TimerLead, backend: Any = None) -> None:
         self.scenario, self.lead, self.backend = scenario, lead, backend
         self.pools = PoolBank(scenario)
         self.store = ResponseStore()

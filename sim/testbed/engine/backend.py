@@ -144,10 +144,13 @@ class RealBackend:
                 loop.call_soon_threadsafe(ticks.put_nowait, k)
 
         decoding = loop.run_in_executor(self._worker, self.runner.decode, tokens, on_token)
+
         # A failed decode ends the stream's wait; awaiting it below raises its error.
-        decoding.add_done_callback(
-            lambda done: done.cancelled() or (done.exception() and ticks.put_nowait(tokens))
-        )
+        def unblock(done: asyncio.Future[float]) -> None:
+            if not done.cancelled() and done.exception() is not None:
+                ticks.put_nowait(tokens)
+
+        decoding.add_done_callback(unblock)
         streamed = 0
         while streamed < tokens:
             streamed = await ticks.get()

@@ -19,6 +19,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -79,7 +80,7 @@ def profile(
         base = longest.head(turns)
         contexts[turns] = base.tokens()
         whole = full_prompt(base.instructions, base.tools, base.items)
-        filled = runner.prefill(None, lambda text=whole: text, "")
+        filled = runner.prefill(None, _constant(whole), "")
         prefill_rows.append((contexts[turns], contexts[turns], filled.seconds))
         runner.finish(_LIVE, kept=False)
         snapshots[turns] = runner.snapshot()
@@ -118,6 +119,10 @@ def profile(
         validation,
         rendering,
     )
+
+
+def _constant(text: str) -> Callable[[], str]:
+    return lambda: text
 
 
 _MICRO_REPETITIONS = 15
@@ -188,7 +193,7 @@ def _profile(
     restore = linear_fit(("per_1k",), (restored / 1000)[:, None], restore_s)
     prefill_formula = "prefill_s = a + U/prefill_tps + k U (C - U/2)/1000 (U prefilled, C after)"
     decode_formula = "s_per_token = 1/decode_tps + k (C + N/2)/1000 (N tokens after C)"
-    fields = {
+    fields: dict[str, dict[str, Any]] = {
         "inference": {
             "prefill_tps": 1.0 / prefill["per_token"],
             "overhead_ms": max(0.0, prefill["fixed"]) * 1e3,
