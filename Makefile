@@ -66,8 +66,8 @@ test-fast: setup  ## the fast loop for every change: no fleets, live servers, br
 coverage: setup  ## the whole suite under coverage.py: the share of lines of models/ and sim/ it runs
 	$(BIN)/python -m pytest --cov --cov-report=term:skip-covered
 
-# mypy reads the packages of every extra (the dashboard, sweeps and the testbed use them).
-lint: setup  ## ruff, then mypy (strict on models/ and both engines)
+# mypy reads the packages of every extra (the dashboard, sweeps, the testbed and its engine).
+lint: setup engine  ## ruff, then mypy (strict on models/ and both engines)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
