@@ -55,6 +55,12 @@ LAZY_COMMANDS = {
         "fit",
         "Fit a scenario to TRACE files; with --holdout, report its error on unseen rollouts.",
     ),
+    "profile": (
+        "sim.cli.profile",
+        "profile",
+        "Profile the real engine (SmolLM2-135M on llama.cpp) on SPEC's text: prefill, decode, "
+        "KV restore, validation and rendering, each alone; write the fitted fields and sources.",
+    ),
 }
 """Commands of their own modules, loaded when run: name -> (module, attribute, the first
 paragraph of its help, which ``--help`` shortens as click would; ``tests/test_import_set.py``
