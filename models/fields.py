@@ -15,4 +15,4 @@ def param(description: str, source: str, **bounds: Any) -> Any:
 class Section(BaseModel):
     """A part of the scenario tree: immutable, and unknown fields are errors."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)

@@ -15,7 +15,7 @@ from models.strict import Float
 class HardwareProfile(BaseModel):
     """Prefill rate, decode rate (a distribution), fixed overhead of one request, KV memory."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     prefill_tps: Float = Field(gt=0, description="prompt tokens per second")
     decode_tps: Distribution = Field(description="output tokens per second, drawn per turn")

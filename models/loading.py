@@ -9,7 +9,9 @@ PATH (``[[append.workload.tools]]`` adds a tool kind and keeps the preset's).
 
 from __future__ import annotations
 
+import functools
 import re
+import time
 import tomllib
 from importlib.resources import files
 from pathlib import Path
@@ -19,6 +21,7 @@ from pydantic import ValidationError
 
 from models.distributions import KINDS
 from models.errors import ScenarioError, one_line
+from models.limits import INPUT_SIZE
 from models.scenario import Scenario
 from models.text_input import check_nesting, parse_toml, read_text
 
@@ -48,9 +51,50 @@ def scenario_text(source: str) -> str:
 
 
 def raw_scenario(source: str) -> dict[str, Any]:
-    """The merged (``extends`` resolved) but unvalidated table of a preset or file."""
-    text, base_dir = _read_source(source)
-    return _resolve(text, source, base_dir, chain=(_identity(source),))
+    """The merged (``extends`` resolved) but unvalidated table of a preset or file.
+
+    Parsed once per process while its files keep their path, modification time and
+    size (``_RAW_CACHE``); each call returns a table of its own to change.
+    """
+    key = (_identity(source), INPUT_SIZE.limit())
+    cached = _RAW_CACHE.get(key)
+    if cached is not None and all(_stamp(path) == stamp for path, stamp in cached[0]):
+        return _copy_table(cached[1])
+    read: list[Path] = []
+    text, base_dir = _read_source(source, read)
+    data = _resolve(text, source, base_dir, chain=(_identity(source),), read=read)
+    stamps = tuple((path, _stamp(path)) for path in read)
+    if all(stamp is not None and not _racy(stamp) for _, stamp in stamps):
+        _RAW_CACHE[key] = (stamps, _copy_table(data))
+    return data
+
+
+_RAW_CACHE: dict[tuple[str, float], tuple[tuple[tuple[Path, Any], ...], dict[str, Any]]] = {}
+"""Resolved tables by source: the files read (path, (mtime_ns, size)) and the table."""
+_RACY_NS = 2_000_000_000
+"""A file changed this recently may change again within one tick of the file system's
+clock, keeping its time: it is not cached until it is older."""
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_mtime_ns, status.st_size
+
+
+def _racy(stamp: tuple[int, int] | None) -> bool:
+    return stamp is None or time.time_ns() - stamp[0] < _RACY_NS
+
+
+def _copy_table(node: Any) -> Any:
+    """A copy of a TOML table down to its leaves (which are immutable)."""
+    if isinstance(node, dict):
+        return {key: _copy_table(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_copy_table(value) for value in node]
+    return node
 
 
 def raw_scenario_text(text: str, label: str) -> dict[str, Any]:
@@ -104,7 +148,7 @@ def parse_assignment(assignment: str) -> tuple[str, Any]:
 
 def set_path(data: dict[str, Any], path: str, value: Any) -> None:
     """Set ``value`` at a dotted path (``workload.tools[0].weight``); no new sections."""
-    keys = [_key(part) for part in _INDEX.sub(r".\1", path).split(".")]
+    keys = _path_keys(path)
     node: Any = data
     for depth, key in enumerate(keys):
         where = ".".join(map(str, keys[: depth + 1]))
@@ -128,12 +172,23 @@ def set_path(data: dict[str, Any], path: str, value: Any) -> None:
 _INDEX = re.compile(r"\[(\d+)\]")
 
 
+@functools.lru_cache(maxsize=1024)
+def _path_keys(path: str) -> tuple[str | int, ...]:
+    """``workload.tools[0].weight`` -> ("workload", "tools", 0, "weight") (a sweep sets the
+    same few paths on every point)."""
+    return tuple(_key(part) for part in _INDEX.sub(r".\1", path).split("."))
+
+
 def _key(part: str) -> str | int:
     return int(part) if part.isdigit() else part
 
 
 def _resolve(
-    text: str, source: str, base_dir: Path | None, chain: tuple[str, ...]
+    text: str,
+    source: str,
+    base_dir: Path | None,
+    chain: tuple[str, ...],
+    read: list[Path] | None = None,
 ) -> dict[str, Any]:
     """The table of ``text`` (read from ``source``) with its ``extends`` chain merged in.
 
@@ -164,8 +219,8 @@ def _resolve(
         raise ScenarioError(f"extends = {parent!r}: a cycle ({cycle})")
     if len(chain) > _MAX_EXTENDS_DEPTH:
         raise ScenarioError(f"extends = {parent!r}: chain longer than {_MAX_EXTENDS_DEPTH}")
-    parent_text, parent_dir = _read_source(parent_source)
-    parent_data = _resolve(parent_text, parent_source, parent_dir, (*chain, identity))
+    parent_text, parent_dir = _read_source(parent_source, read)
+    parent_data = _resolve(parent_text, parent_source, parent_dir, (*chain, identity), read)
     merged = _merge(parent_data, data)
     _append(merged, appended or {}, APPEND)
     return merged
@@ -201,11 +256,20 @@ def _identity(source: str) -> str:
     return str(Path(source).resolve()) if _is_file(source) else source
 
 
-def _read_source(source: str) -> tuple[str, Path | None]:
+def _read_source(source: str, read: list[Path] | None = None) -> tuple[str, Path | None]:
+    """The text of a source and the folder its relative parents are found in; the file
+    read is added to ``read`` (a preset's only when it is a file on disk)."""
     if _is_file(source):
         path = Path(source)
-        return read_text(path, "scenario file"), path.parent
-    return preset_text(source), None
+        text = read_text(path, "scenario file")
+        if read is not None:
+            read.append(path.resolve())
+        return text, path.parent
+    text = preset_text(source)
+    if read is not None:
+        preset = files("models.presets").joinpath(f"{source}.toml")
+        read.append(Path(str(preset)))
+    return text, None
 
 
 def _merge(base: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:

@@ -22,4 +22,42 @@ def scenario_hash(scenario: Scenario) -> str:
     fields = scenario.model_dump(mode="json", by_alias=True)
     del fields["seed"]
     text = json.dumps(fields, sort_keys=True, separators=(",", ":"))
+    return _digest(text)
+
+
+class HashAgainstBase:
+    """``scenario_hash`` of scenarios that share most sections with one ``base``: a section
+    that is the base's own object is not serialized again (a sweep's points)."""
+
+    def __init__(self, base: Scenario) -> None:
+        self._base = base
+        dumped = base.model_dump(mode="json", by_alias=True)
+        self._keys = {
+            name: field.serialization_alias or field.alias or name
+            for name, field in Scenario.model_fields.items()
+            if name != "seed"
+        }
+        self._order = sorted(self._keys, key=self._keys.__getitem__)
+        self._text = {
+            name: f"{json.dumps(self._keys[name])}:{_canonical(dumped[self._keys[name]])}"
+            for name in self._order
+        }
+
+    def __call__(self, scenario: Scenario) -> str:
+        own, base = scenario.__dict__, self._base.__dict__
+        parts = []
+        for name in self._order:
+            text = self._text[name]
+            if own[name] is not base[name]:
+                dumped = scenario.model_dump(mode="json", by_alias=True, include={name})
+                text = f"{json.dumps(self._keys[name])}:{_canonical(dumped[self._keys[name]])}"
+            parts.append(text)
+        return _digest("{" + ",".join(parts) + "}")
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:HASH_DIGITS]

@@ -19,7 +19,8 @@ from support import CliResult, assert_one_line_error, scenario
 from test_bad_corpus import BAD
 
 import sim.analysis.load_curve
-import sim.cli.app
+import sim.cli.running
+import sim.report.chrome_trace
 from models.errors import ScenarioError
 from sim.analysis.estimates import fleet_need, single_agent_need
 from sim.cli.output import json_text
@@ -87,7 +88,7 @@ def test_a_trace_that_cannot_be_written_keeps_the_summary(
     def disk_full(path: Path, traces: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(sim.cli.app, "write_trace", disk_full)
+    monkeypatch.setattr(sim.report.chrome_trace, "write_trace", disk_full)
     trace = tmp_path / "x.json"
     result = cli("run", "codex-spark:ws", "-n", "3", "--trace", str(trace), "--json")
     assert result.exit_code == 2
@@ -103,7 +104,7 @@ def test_compare_checks_the_second_spec_before_simulating_the_first(
     def no_simulation(*args: object, **kwargs: object) -> None:
         raise AssertionError("simulated before every spec was checked")
 
-    monkeypatch.setattr(sim.cli.app, "execute", no_simulation)
+    monkeypatch.setattr(sim.cli.running, "execute", no_simulation)
     assert_one_line_error(cli("compare", "codex-spark:ws", "nope:http"), "'nope'")
     big = ("--set", "workload.tool_calls_per_rollout=9000", "-n", "2000")
     assert_one_line_error(cli("compare", "codex-spark:ws", "codex-spark:http", *big), "memory")

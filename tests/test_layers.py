@@ -55,7 +55,11 @@ OPTIONAL = {
     "uvloop": "testbed",
     "httptools": "testbed",
     "orjson": "testbed",
+    "llama_cpp": "engine",
+    "bpe_openai": "engine",
 }
+ENGINE_FOLDERS = ("sim.testbed.engine", "sim.testbed.profiling")
+"""The real backend and its profiler: the only modules that import the group ``engine``."""
 
 
 def layer_of(module: str) -> str | None:
@@ -118,6 +122,8 @@ def test_optional_packages_are_imported_only_where_they_are_needed(name: str, pa
         "sim.testbed": {"testbed"},
         "sim.record": {"testbed"},
     }.get(own, set())
+    if any(name == folder or name.startswith(folder + ".") for folder in ENGINE_FOLDERS):
+        allowed = allowed | {"engine"}
     front_ends = ("sim.dashboard", "sim.sweep", "sim.testbed", "sim.record")
     for imported in imports(path, top_level_only=own not in front_ends):
         group = OPTIONAL.get(imported.split(".")[0])

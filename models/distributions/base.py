@@ -32,7 +32,7 @@ Bounded = Annotated[Float, Field(le=MAX_DISTRIBUTION_VALUE)]
 
 
 class DistributionBase(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     kind: str
     """The tag that names the distribution in TOML (each one's own literal)."""

@@ -9,7 +9,6 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 from pydantic import ConfigDict, Field, model_validator
-from scipy import special
 
 from models.distributions.base import DistributionBase
 from models.strict import MAX_DISTRIBUTION_VALUE, Float
@@ -21,7 +20,7 @@ class Exponential(DistributionBase):
     kind: Literal["exponential"] = "exponential"
     mean_value: Float = Field(gt=0, le=MAX_DISTRIBUTION_VALUE, alias="mean", description="the mean")
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, defer_build=True)
 
     @property
     def mean(self) -> float:
@@ -49,6 +48,8 @@ class Exponential(DistributionBase):
         return math.factorial(n) * self.mean_value**n if n >= 0 else math.inf
 
     def quadrature(self, nodes: int) -> tuple[np.ndarray, np.ndarray]:
+        from scipy import special  # imported where used: it costs a third of a second
+
         values, weights = _gauss(special.roots_laguerre, nodes)
         return self.mean_value * values, weights
 
@@ -82,6 +83,8 @@ class LogNormal(DistributionBase):
             return np.where(self.median > x, 1.0, 0.0)
         with np.errstate(divide="ignore"):
             z = (math.log(self.median) - np.log(np.maximum(x, 0.0))) / self.sigma
+        from scipy import special
+
         return np.where(x <= 0, 1.0, special.ndtr(z))
 
     def partial_expectation(self, k: ArrayLike) -> np.ndarray:
@@ -91,6 +94,8 @@ class LogNormal(DistributionBase):
             return np.maximum(0.0, self.median - k)
         with np.errstate(divide="ignore"):
             d2 = (math.log(self.median) - np.log(np.maximum(k, 0.0))) / self.sigma
+        from scipy import special
+
         tail = self.mean * special.ndtr(d2 + self.sigma) - k * special.ndtr(d2)
         return np.where(k <= 0, self.mean - k, np.maximum(tail, 0.0))
 
@@ -113,6 +118,8 @@ def lognormal_nodes(
 
     ``log_median`` and ``sigma`` may be arrays (one log-normal each).
     """
+    from scipy import special
+
     z, weights = _gauss(special.roots_hermitenorm, nodes)
     mu = np.asarray(log_median, dtype=float)[..., None]
     values = np.exp(mu + np.asarray(sigma, dtype=float)[..., None] * z)
@@ -181,6 +188,8 @@ class Uniform(DistributionBase):
         return (b ** (n + 1) - a ** (n + 1)) / ((n + 1) * (b - a))
 
     def quadrature(self, nodes: int) -> tuple[np.ndarray, np.ndarray]:
+        from scipy import special
+
         t, weights = _gauss(special.roots_legendre, nodes)
         return self.mean + (self.high - self.low) / 2 * t, weights / 2
 

@@ -131,5 +131,3 @@ Distribution = Annotated[Component, BeforeValidator(_number_is_constant)]
 
 KINDS = ("constant", "exponential", "lognormal", "uniform", "empirical", "mixture")
 """The ``kind`` tags of the distributions."""
-
-Mixture.model_rebuild()

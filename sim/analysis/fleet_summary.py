@@ -9,6 +9,8 @@ measured rollouts (or turns) of all replications.
 
 from __future__ import annotations
 
+import itertools
+import os
 from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Any
@@ -61,11 +63,18 @@ def run_fleet(
         transport,
     )
     indices = range(scenario.load.replications) if indices is None else indices
-    jobs = [(scenario, transport, r, trace_rollouts if r == 0 else 0) for r in indices]
+    name = f"{os.getpid()}-{next(_RUNS)}"
+    jobs = [
+        (scenario, transport, r, trace_rollouts if r == 0 else 0, f"{name}/{r}") for r in indices
+    ]
     if executor is None:
         return [simulate_fleet(*job) for job in jobs]
     futures = [executor.submit(simulate_fleet, *job) for job in jobs]
     return [future.result() for future in futures]
+
+
+_RUNS = itertools.count()
+"""Numbers the calls of ``run_fleet``, so each replication's progress has a name of its own."""
 
 
 def offered_load(scenario: Scenario, transport: Transport) -> dict[Pool, float]:

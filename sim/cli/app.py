@@ -6,49 +6,99 @@ and exits with code 2.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-import numpy as np
-import tomli_w
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-from rich.table import Table
-
-from models.errors import ScenarioError
-from models.hardware import hardware_registry
-from models.loading import load_scenario, preset_names, raw_scenario, scenario_text, validate
-from models.scenario import Scenario
-from models.scenario_hash import scenario_hash
-from sim.analysis.estimates import check_run
-from sim.analysis.run import Engine, Run, Spec, execute, load, parse_engine, parse_spec
-from sim.analysis.summary import compare as compare_runs
-from sim.analysis.summary import summarize
-from sim.cli.capacity import capacity as capacity_command
-from sim.cli.fit import fit as fit_command
-from sim.cli.load import load as load_command
-from sim.cli.output import check_writable, json_text, write_output
-from sim.cli.record import record as record_command
-from sim.cli.report import print_compare, print_run
-from sim.cli.sweep import plot as plot_command
-from sim.cli.sweep import sweep as sweep_command
-from sim.cli.testbed import testbed as testbed_command
-from sim.cli.traces import trace as trace_command
-from sim.report.chrome_trace import write_trace
-from sim.report.export import output_paths, record_tables, write_records
-from sim.report.otel import write_otlp
-from sim.report.simulated_trace import run_requests
-from sim.turn.transports import Transport
 
 USAGE_ERROR = 2
-MIN_ROLLOUTS = 2
-"""Fewest rollouts of a simulation: a confidence interval needs two."""
+
+
+LAZY_COMMANDS = {
+    "load": (
+        "sim.cli.load",
+        "load",
+        "Latency, throughput and utilization of SPEC at each load point.",
+    ),
+    "capacity": (
+        "sim.cli.capacity",
+        "capacity",
+        "Largest number of agents meeting every SLO, for http and for ws, and their ratio.",
+    ),
+    "sweep": (
+        "sim.cli.sweep",
+        "sweep",
+        "Run the parameter sweep FILE (TOML) and write its results to --out as Parquet.",
+    ),
+    "plot": ("sim.cli.sweep", "plot", "Plot sweep results from DIRECTORY as PNG and SVG."),
+    "testbed": (
+        "sim.cli.testbed",
+        "testbed",
+        "The official openai SDK drives agent loops against an emulated Responses API on "
+        "loopback; what it measured is put beside the simulation of the same scenario.",
+    ),
+    "record": (
+        "sim.cli.record",
+        "record",
+        "Record every Responses API request of an agent pointed at this proxy.",
+    ),
+    "trace": (
+        "sim.cli.traces",
+        "trace",
+        "Read agent traces (Codex rollout JSONL, OTLP JSON, Agents SDK spans).",
+    ),
+    "fit": (
+        "sim.cli.fit",
+        "fit",
+        "Fit a scenario to TRACE files; with --holdout, report its error on unseen rollouts.",
+    ),
+    "profile": (
+        "sim.cli.profile",
+        "profile",
+        "Profile the real engine (SmolLM2-135M on llama.cpp) on SPEC's text: prefill, decode, "
+        "KV restore, validation and rendering, each alone; write the fitted fields and sources.",
+    ),
+}
+"""Commands of their own modules, loaded when run: name -> (module, attribute, the first
+paragraph of its help, which ``--help`` shortens as click would; ``tests/test_import_set.py``
+checks it against the command's own)."""
+
+
+class _LazyGroup(click.Group):
+    """A group whose commands in ``LAZY_COMMANDS`` are imported only when used, so that
+    ``--help`` and the quick commands start without the simulation's packages."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in LAZY_COMMANDS:
+            module, attribute, _ = LAZY_COMMANDS[name]
+            command: click.Command = getattr(importlib.import_module(module), attribute)
+            return command
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            limit = formatter.width - 6 - len(name)
+            if name in LAZY_COMMANDS:
+                described = click.Command(name, help=LAZY_COMMANDS[name][2])
+                rows.append((name, described.get_short_help_str(limit)))
+            else:
+                command = super().get_command(ctx, name)
+                if command is not None and not command.hidden:
+                    rows.append((name, command.get_short_help_str(limit)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
 @click.group(
+    cls=_LazyGroup,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="Where does the time go in an AI agent's loop? Latency budgets of HTTP vs WebSocket.",
 )
@@ -113,6 +163,13 @@ def run_options(command: Decorated) -> Decorated:
 @app.command()
 def presets() -> None:
     """List the presets, the hardware profiles and the transports."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from models.hardware import hardware_registry
+    from models.loading import preset_names, raw_scenario, validate
+    from sim.turn.transports import Transport
+
     console = Console()
     table = Table("preset", "description", title="presets", title_justify="left")
     for name in preset_names():
@@ -140,6 +197,12 @@ def presets() -> None:
 )
 def show(name: str, resolved: bool, sets: tuple[str, ...]) -> None:
     """Print preset or TOML file NAME as written (or resolved and validated), ready to edit."""
+    import tomli_w
+
+    from models.errors import ScenarioError
+    from models.loading import load_scenario, scenario_text
+    from models.scenario_hash import scenario_hash
+
     if resolved:
         scenario = load_scenario(name, sets)
         click.echo(f"# scenario hash: {scenario_hash(scenario)} (seed aside)")
@@ -165,6 +228,16 @@ def run(
     otel: Path | None,
 ) -> None:
     """Simulate SPEC (PRESET_OR_FILE.toml[:TRANSPORT], e.g. codex-spark:ws); print its budget."""
+    from rich.console import Console
+
+    from sim.analysis.summary import summarize
+    from sim.cli.output import json_text
+    from sim.cli.report import print_run
+    from sim.cli.running import execute_run as _execute
+    from sim.cli.running import prepare as _prepare
+    from sim.cli.running import write_files as _write_files
+    from sim.cli.running import write_otel as _write_otel
+
     prepared = _prepare(spec, rollouts, seed, sets, engine, trace, out, otel)
     outcome = _execute(prepared, rollouts, sets)
     result = summarize(outcome)
@@ -193,6 +266,16 @@ def compare(
     otel: Path | None,
 ) -> None:
     """Compare SPEC_A (baseline) with SPEC_B on the same workload draws."""
+    from rich.console import Console
+
+    from sim.analysis.summary import compare as compare_runs
+    from sim.cli.output import json_text
+    from sim.cli.report import print_compare
+    from sim.cli.running import execute_run as _execute
+    from sim.cli.running import prepare as _prepare
+    from sim.cli.running import write_files as _write_files
+    from sim.cli.running import write_otel as _write_otel
+
     both = [
         _prepare(text, rollouts, seed, sets, engine, trace, out, otel, runs=2)
         for text in (spec_a, spec_b)
@@ -207,111 +290,10 @@ def compare(
     _write_otel(otel, {"a": a, "b": b})
 
 
-app.add_command(load_command)
-app.add_command(capacity_command)
-app.add_command(sweep_command)
-app.add_command(plot_command)
-app.add_command(testbed_command)
-app.add_command(record_command)
-app.add_command(trace_command)
-app.add_command(fit_command)
-
-
-def _prepare(
-    spec_text: str,
-    rollouts: int,
-    seed: int | None,
-    sets: tuple[str, ...],
-    engine_name: str,
-    trace: Path | None,
-    out: Path | None,
-    otel: Path | None = None,
-    runs: int = 1,
-) -> tuple[Spec, Scenario, Engine, bool]:
-    """Everything a run needs, checked before any run starts: spec, scenario, engine,
-    rollouts, the trace and records files and the estimate against the caps."""
-    spec = parse_spec(spec_text)
-    engine = parse_engine(engine_name)
-    scenario = load(spec, sets, seed)
-    for option, path in (("--trace", trace), ("--out", out), ("--otel", otel)):
-        if path is not None and engine is Engine.ANALYTIC:
-            raise ScenarioError(
-                f"{option}: needs --engine des (the analytic engine draws no turns)"
-            )
-    if rollouts < 1:
-        raise ScenarioError(f"--rollouts = {rollouts}: must be an integer >= 1")
-    if engine is Engine.DES and not scenario.on_fleet and rollouts < MIN_ROLLOUTS:
-        raise ScenarioError(
-            f"--rollouts = {rollouts}: the simulation needs at least {MIN_ROLLOUTS} rollouts "
-            "for a 95% CI; use --engine analytic for expected values alone"
-        )
-    if trace is not None:
-        check_writable(trace, "--trace")
-    if otel is not None:
-        check_writable(otel, "--otel")
-    if out is not None:
-        for path in output_paths(out).values():
-            check_writable(path, "--out")
-    keep_turns = trace is not None or out is not None or otel is not None
-    analytic = engine is Engine.ANALYTIC
-    check_run(spec.text, scenario, spec.transport, analytic, rollouts, keep_turns, runs)
-    return spec, scenario, engine, keep_turns
-
-
-def _execute(
-    prepared: tuple[Spec, Scenario, Engine, bool], rollouts: int, sets: tuple[str, ...]
-) -> Run:
-    spec, scenario, engine, keep_turns = prepared
-    if not sys.stderr.isatty() or engine is Engine.ANALYTIC:
-        return execute(spec, scenario, engine, rollouts, keep_turns, overrides=sets)
-    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(spec.text, total=rollouts)
-
-        def advance(done: int) -> None:
-            bar.advance(task, done)
-
-        return execute(spec, scenario, engine, rollouts, keep_turns, advance, sets)
-
-
-def _write_files(trace: Path | None, out: Path | None, runs: dict[str, Run]) -> None:
-    """Write the trace and the records asked for (runs by label: the spec, or a and b of a
-    comparison); say on standard error what was written.  A failure is one line, after
-    the summary has been printed."""
-    if trace is not None:
-        labelled = {
-            label if label == r.spec.text else f"{label}: {r.spec.text}": r.turn_records()
-            for label, r in runs.items()
-        }
-        write_output(trace, "--trace", lambda target: write_trace(target, labelled))
-        rollouts = sum(len(np.unique(turns.rollout)) for turns in labelled.values())
-        click.echo(f"wrote {trace}: the turns of {rollouts} rollouts (ui.perfetto.dev)", err=True)
-    if out is not None:
-        tables = record_tables(runs)
-        written: list[Path] = []
-        write_output(out, "--out", lambda target: written.extend(write_records(target, tables)))
-        click.echo(
-            f"wrote {', '.join(map(str, written))}: {tables.rollouts.num_rows:,} rollouts, "
-            f"{tables.turns.num_rows:,} turns",
-            err=True,
-        )
-
-
-def _write_otel(otel: Path | None, runs: dict[str, Run]) -> None:
-    """Write the runs' rollouts as OTLP JSON, each rollout id ``{label}/{rollout}``."""
-    if otel is None:
-        return
-
-    def write(target: Path) -> None:
-        rollouts = (rollout for label, run in runs.items() for rollout in run_requests(run, label))
-        count = write_otlp(target, rollouts, agent_name=next(iter(runs.values())).scenario.name)
-        click.echo(f"wrote {otel}: {count} rollouts as OTLP JSON (docs/traces.md)", err=True)
-
-    write_output(otel, "--otel", write)
-
-
 def main() -> None:
     """Entry point: run the app, turning bad input into one line and exit code 2."""
+    from models.errors import ScenarioError
+
     try:
         app.main(standalone_mode=False)
     except ScenarioError as error:

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
-    Progress,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -22,6 +19,8 @@ from sim.capacity.objectives import CapacityResult, Evaluation, parse_slo
 from sim.capacity.search import SearchProgress, search_all
 from sim.cli.load import workers_options
 from sim.cli.output import json_text
+from sim.cli.progress import quiet_option
+from sim.report.progress import progress_bar, replication_progress
 from sim.sweep.workers import replication_workers
 from sim.turn.transports import Transport
 
@@ -42,6 +41,7 @@ TRANSPORTS = (Transport.HTTP, Transport.WS)
 @click.option("--seed", type=int, default=None, help="root seed (default: the scenario's)")
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
 @workers_options
+@quiet_option
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 def capacity(
     spec: str,
@@ -51,6 +51,7 @@ def capacity(
     sets: tuple[str, ...],
     workers: int | None,
     scheduler: str | None,
+    quiet: bool,
     as_json: bool,
 ) -> None:
     """Largest number of agents meeting every SLO, for http and for ws, and their ratio."""
@@ -68,36 +69,50 @@ def capacity(
         TimeRemainingColumn(),
         TextColumn("left"),
     )
-    shown = not as_json and sys.stderr.isatty()
     with (
         replication_workers(workers, scheduler) as pool,
-        Progress(*columns, console=Console(stderr=True), disable=not shown) as bar,
+        progress_bar(quiet, *columns, transient=False) as bar,
     ):
         tasks = {t: bar.add_task(f"{t.value}: analytic estimate", total=None) for t in TRANSPORTS}
+        # Both searches' replications, moving with their simulated time as they run.
+        running = bar.add_task("simulated", total=None)
+        planned = {t: 0 for t in TRANSPORTS}
+        done = {t: 0 for t in TRANSPORTS}
+        with replication_progress(bar, running) as at_least:
 
-        def report(progress: SearchProgress) -> None:
-            if progress.finished is not None:
-                probes.append((progress.transport, progress.finished))
-            low, high = progress.bracket
-            bracket = f"{low}-{'?' if high is None else high}"
-            bar.update(
-                tasks[progress.transport],
-                description=(
-                    f"{progress.transport.value}: probe {progress.probes} at "
-                    f"{progress.agents} agents, bracket {bracket}"
-                ),
-                completed=progress.replications_done,
-                total=progress.replications_planned,
-            )
+            def report(progress: SearchProgress) -> None:
+                if progress.finished is not None:
+                    probes.append((progress.transport, progress.finished))
+                low, high = progress.bracket
+                bracket = f"{low}-{'?' if high is None else high}"
+                bar.update(
+                    tasks[progress.transport],
+                    description=(
+                        f"{progress.transport.value}: probe {progress.probes} at "
+                        f"{progress.agents} agents, bracket {bracket}"
+                    ),
+                    completed=progress.replications_done,
+                    total=progress.replications_planned,
+                )
+                planned[progress.transport] = progress.replications_planned
+                done[progress.transport] = progress.replications_done
+                bar.update(running, total=sum(planned.values()))
+                at_least(sum(done.values()))
 
-        try:
-            found = search_all(
-                scenario, TRANSPORTS, objectives, max_agents, pool.executor, pool.parallel, report
-            )
-        except (ScenarioError, KeyboardInterrupt):
-            # The probes decided before the error are printed, not lost.
-            print_probes(probes, as_json)
-            raise
+            try:
+                found = search_all(
+                    scenario,
+                    TRANSPORTS,
+                    objectives,
+                    max_agents,
+                    pool.executor,
+                    pool.parallel,
+                    report,
+                )
+            except (ScenarioError, KeyboardInterrupt):
+                # The probes decided before the error are printed, not lost.
+                print_probes(probes, as_json)
+                raise
     http = found[Transport.HTTP].capacity_agents
     ratio = found[Transport.WS].capacity_agents / http if http else None
     if as_json:

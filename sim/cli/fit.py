@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,10 +14,11 @@ from sim.analysis.run import Engine, Spec, execute
 from sim.analysis.summary import compare
 from sim.cli.output import check_writable, json_text, write_output
 from sim.cli.traces import read_traces
-from sim.traces.fit import DEFAULT_PRESET, ScenarioFit, fit_scenario
-from sim.traces.fit_report import write_report
-from sim.traces.holdout import split, validate_on
+from sim.traces import DEFAULT_PRESET
 from sim.turn.transports import Transport
+
+if TYPE_CHECKING:
+    from sim.traces.fit import ScenarioFit
 
 ANSWER_ROLLOUTS = 500
 
@@ -57,6 +59,10 @@ def fit(
     as_json: bool,
 ) -> None:
     """Fit a scenario to TRACE files; with --holdout, report its error on unseen rollouts."""
+    from sim.traces.fit import fit_scenario
+    from sim.traces.fit_report import write_report
+    from sim.traces.holdout import split, validate_on
+
     if not 0.0 <= holdout < 1.0:
         raise ScenarioError(f"--holdout = {holdout}: must be >= 0 and < 1")
     check_writable(out, "--out")

@@ -10,7 +10,6 @@ from typing import Any, TypeVar
 import click
 from rich import box
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
 from models.scenario import Scenario
@@ -23,7 +22,9 @@ from sim.analysis.results import FleetResult, UnmeasuredPoint
 from sim.analysis.run import Engine, parse_engine, parse_spec
 from sim.analysis.run import load as load_scenario_of
 from sim.cli.output import json_text
+from sim.cli.progress import quiet_option
 from sim.report.numbers import readable
+from sim.report.progress import progress_bar, replication_progress
 from sim.sweep.workers import replication_workers
 from sim.turn.transports import Transport
 
@@ -62,6 +63,7 @@ def workers_options(command: F) -> F:
 @click.option("--seed", type=int, default=None, help="root seed (default: the scenario's)")
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
 @workers_options
+@quiet_option
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 def load(
     spec: str,
@@ -72,6 +74,7 @@ def load(
     sets: tuple[str, ...],
     workers: int | None,
     scheduler: str | None,
+    quiet: bool,
     as_json: bool,
 ) -> None:
     """Latency, throughput and utilization of SPEC at each load point."""
@@ -85,7 +88,8 @@ def load(
         if chosen is Engine.ANALYTIC:
             results = load_curve(spec, scenario, parsed.transport, chosen, closed, open_)
         else:
-            _simulate(spec, scenario, parsed.transport, closed, open_, workers, scheduler, results)
+            where = (workers, scheduler)
+            _simulate(spec, scenario, parsed.transport, closed, open_, where, quiet, results)
     finally:
         # Points already computed are printed even when a later one fails or is interrupted.
         if results:
@@ -125,36 +129,28 @@ def _simulate(
     transport: Transport,
     agents: list[int] | None,
     rates: list[float] | None,
-    workers: int | None,
-    scheduler: str | None,
+    where: tuple[int | None, str | None],
+    quiet: bool,
     results: list[FleetResult],
 ) -> None:
-    """Every load point's replications, in parallel, with a progress bar on a terminal;
-    each finished point is appended to ``results`` at once."""
-    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    """Every load point's replications, in parallel, with progress that moves with their
+    simulated time; each finished point is appended to ``results`` at once."""
     replications = scenario.load.replications
     total = replications * len(agents if agents is not None else rates or [])
-    with (
-        replication_workers(workers, scheduler) as pool,
-        Progress(
-            *columns,
-            console=Console(stderr=True),
-            transient=True,
-            disable=not sys.stderr.isatty(),
-        ) as bar,
-    ):
+    with replication_workers(*where) as pool, progress_bar(quiet) as bar:
         task = bar.add_task(f"{spec}: replications", total=total)
+        with replication_progress(bar, task) as at_least:
 
-        def started(point: Scenario) -> None:
-            bar.update(task, description=f"{spec} at {load_point(point).label} ({pool.where})")
+            def started(point: Scenario) -> None:
+                bar.update(task, description=f"{spec} at {load_point(point).label} ({pool.where})")
 
-        def done(result: FleetResult) -> None:
-            results.append(result)
-            bar.advance(task, replications)
+            def done(result: FleetResult) -> None:
+                results.append(result)
+                at_least(len(results) * replications)
 
-        load_curve(
-            spec, scenario, transport, Engine.DES, agents, rates, pool.executor, started, done
-        )
+            load_curve(
+                spec, scenario, transport, Engine.DES, agents, rates, pool.executor, started, done
+            )
 
 
 def _with_ci(mean: float, interval: tuple[float, float] | None, scale: float, fmt: str) -> str:

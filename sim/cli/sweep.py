@@ -18,6 +18,7 @@ from models.errors import ScenarioError
 from models.loading import parse_assignment, validate
 from sim.analysis.estimates import check_run
 from sim.analysis.run import Engine
+from sim.cli.progress import quiet_option
 
 FAILED_POINTS = 1
 """Exit code when the sweep finished but some points failed (bad input is 2)."""
@@ -42,7 +43,10 @@ FAILED_POINTS = 1
     "--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://host:8786"
 )
 @click.option("--resume", is_flag=True, help="run only the points missing from --out")
-def sweep(file: Path, out: Path, workers: int | None, scheduler: str | None, resume: bool) -> None:
+@quiet_option
+def sweep(
+    file: Path, out: Path, workers: int | None, scheduler: str | None, resume: bool, quiet: bool
+) -> None:
     """Run the parameter sweep FILE (TOML) and write its results to --out as Parquet.
 
     An analytic sweep runs in this process unless --workers or --scheduler asks for Dask;
@@ -69,7 +73,7 @@ def sweep(file: Path, out: Path, workers: int | None, scheduler: str | None, res
     analytic = loaded.file.engine is Engine.ANALYTIC
     for transport in loaded.file.transports:
         check_run(f"{file}: the base point", base, transport, analytic, loaded.file.rollouts)
-    outcome = run_sweep(loaded, out, workers, scheduler, resume)
+    outcome = run_sweep(loaded, out, workers, scheduler, resume, show_progress=not quiet)
     unit = "points" if len(loaded.seeds) == 1 else "points x seeds"
     shape = (
         f"{loaded.runs // len(loaded.seeds):,} points x {len(loaded.file.transports)} "

@@ -9,18 +9,18 @@ the rest of the command line starts without them.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
 from models.errors import ScenarioError
 from sim.analysis.run import load, parse_spec
 from sim.cli.output import check_writable
+from sim.cli.progress import quiet_option
 from sim.cli.testbed_table import MachineLoad, cores, load_average, print_result
+from sim.report.progress import progress_bar
 from sim.testbed.emulated import check_emulated
 from sim.turn.transports import Transport
 
@@ -95,7 +95,22 @@ def _scenario(spec_text: str, sets: tuple[str, ...], seed: int | None, agents: i
     default=None,
     help="write the measured rollouts as OTLP JSON GenAI spans (docs/traces.md)",
 )
+@quiet_option
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@click.option(
+    "--engine",
+    type=click.Choice(["emulated", "real"]),
+    default="emulated",
+    show_default=True,
+    help="real: SmolLM2 on llama.cpp behind the emulator (needs --profile)",
+)
+@click.option(
+    "--profile",
+    "profile_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="a profile TOML (loopbudget profile) the real engine's run is predicted from",
+)
 def run(
     spec: str,
     rollouts: int,
@@ -108,7 +123,10 @@ def run(
     seed: int | None,
     sets: tuple[str, ...],
     otel: Path | None,
+    quiet: bool,
     as_json: bool,
+    engine: str,
+    profile_path: Path | None,
 ) -> None:
     """Measure SPEC on the testbed (every transport unless SPEC names one) beside its simulation."""
     from sim.testbed.driver import DEFAULT_TURN_LIMIT
@@ -127,6 +145,11 @@ def run(
     if otel is not None:
         check_writable(otel, "--otel")
     parsed, scenario = _scenario(spec, sets, seed, agents)
+    if engine == "real":
+        scenario = _profiled(scenario, profile_path)
+        time_scale = 1.0 if time_scale is None else time_scale
+    elif profile_path is not None:
+        raise ScenarioError("--profile: only the real engine's run is predicted from a profile")
     if parsed.transport is Transport.WS_APPEND:
         raise ScenarioError("transport = 'ws-append': the SDK has no loop for it; use ws")
     fleet = scenario.load.agents > 1
@@ -144,13 +167,14 @@ def run(
         ),
         base_url=base_url,
         api_key=api_key or DEFAULT_API_KEY,
+        engine=engine,
         turn_limit=max_turns or DEFAULT_TURN_LIMIT,
         network=network,
         otel=otel,
     )
     total = None if fleet else rollouts * len(transports)
     start_load = load_average()
-    result = _with_progress(spec, total, lambda advance: run_testbed(request, advance))
+    result = _with_progress(spec, total, lambda advance: run_testbed(request, advance), quiet)
     if otel is not None:
         click.echo(f"wrote {otel}: the measured rollouts as OTLP JSON (docs/traces.md)", err=True)
     if as_json:
@@ -159,11 +183,19 @@ def run(
         print_result(Console(), result, MachineLoad(start_load, load_average(), cores()))
 
 
-def _with_progress(label: str, total: int | None, work: Any) -> Any:
-    if not sys.stderr.isatty():
-        return work(None)
-    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+def _profiled(scenario: Any, path: Path | None) -> Any:
+    """``scenario`` with a profile's fields (the real engine's run is predicted from them)."""
+    from sim.testbed.profiling.profile_file import read_profile
+
+    if path is None:
+        raise ScenarioError(
+            "--engine real: needs --profile FILE (loopbudget profile SPEC --out FILE writes one)"
+        )
+    return read_profile(path).apply(scenario)
+
+
+def _with_progress(label: str, total: int | None, work: Any, quiet: bool) -> Any:
+    with progress_bar(quiet) as bar:
         task = bar.add_task(f"{label}: rollouts", total=total)
         return work(lambda n: bar.advance(task, n))
 

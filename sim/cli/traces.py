@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -19,14 +20,18 @@ from rich.table import Table
 
 from models.errors import ScenarioError
 from sim.cli.output import json_text
-from sim.traces.read import read_rollouts
-from sim.traces.report import ReadReport
-from sim.traces.summary import rows, summarize
-from sim.traces.table import Request
+
+if TYPE_CHECKING:
+    from sim.traces.report import ReadReport
+    from sim.traces.table import Request
 
 
 def read_traces(paths: Sequence[Path]) -> tuple[list[Request], list[ReadReport]]:
     """Every request of the files, with a bar on a terminal; problems are printed to stderr."""
+    # The readers bring pyarrow and scipy: imported when a trace is read, not at start-up.
+    from sim.traces.read import read_rollouts
+    from sim.traces.report import ReadReport
+
     if not paths:
         raise ScenarioError("TRACE: give at least one trace file")
     requests: list[Request] = []
@@ -60,6 +65,8 @@ def trace() -> None:
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 def summarize_command(traces: tuple[Path, ...], as_json: bool) -> None:
     """Requests, tool calls, tool times, tokens, TTFT and decode rate of TRACE files."""
+    from sim.traces.summary import rows, summarize
+
     requests, reports = read_traces(traces)
     summary = summarize(requests, reports)
     if as_json:

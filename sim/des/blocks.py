@@ -8,7 +8,7 @@ rollouts run, and reduced to records once they are done.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -104,17 +104,68 @@ def reduce_block(
     if block.missing_history:
         turns = replace(turns, missing_history_tokens=np.asarray(block.missing_history))
     costs, uncached = _selected_costs(scenario, transport, block, turns, cold_flag)
-    cached = cached_prompt_tokens(scenario, turns)
     matrix = np.column_stack([costs.stage_s[stage] for stage in STAGES])
     matrix[:, STAGE_COLUMN[Stage.QUEUE]] = block.wait_s.sum(axis=1)
     if block.decode_s is not None:
         matrix[:, STAGE_COLUMN[Stage.DECODE]] = block.decode_s
     ttft_s = costs.ttft_s + block.wait_s[:, FIRST_TOKEN_WAITS].sum(axis=1)
-    refused, throttle_s = np.zeros(turns.count), np.zeros(turns.count)
+    refused = throttle_s = None
     if block.refused:
         refused, throttle_s = np.asarray(block.refused, dtype=float), np.asarray(block.throttle_s)
         matrix[:, STAGE_COLUMN[Stage.RETRY]] += throttle_s
         ttft_s = ttft_s + throttle_s
+    ran = RanTurns(
+        turns=turns,
+        block_index=block.index,
+        stage_s=matrix,
+        ttft_s=ttft_s,
+        costs=costs,
+        cached_prompt_tokens=cached_prompt_tokens(scenario, turns),
+        uncached_prompt_tokens=uncached,
+        cold_flag=cold_flag,
+        start_at_s=np.asarray(block.start_at_s),
+        started_at_s=block.started_at_s,
+        ended_at_s=block.ended_at_s,
+        wait_s=block.wait_s,
+        refused=refused,
+        throttle_s=throttle_s,
+    )
+    return sum_rollouts(ran, keep, turn_rows)
+
+
+@dataclass(frozen=True)
+class RanTurns:
+    """A block's turns as they ran: each turn's seconds in the variant it ran and what the
+    run recorded (``wait_s``, ``refused``, ``throttle_s`` None: nothing waited or refused)."""
+
+    turns: Turns
+    block_index: int
+    stage_s: np.ndarray
+    """Shape (turns, len(STAGES)), the queue and retry stages included."""
+    ttft_s: np.ndarray
+    costs: TurnCosts
+    """The selected costs (their CPU and side-holding seconds are read)."""
+    cached_prompt_tokens: np.ndarray
+    uncached_prompt_tokens: np.ndarray
+    cold_flag: np.ndarray
+    start_at_s: np.ndarray
+    started_at_s: np.ndarray
+    ended_at_s: np.ndarray
+    wait_s: np.ndarray | None = None
+    refused: np.ndarray | None = None
+    throttle_s: np.ndarray | None = None
+
+
+def sum_rollouts(
+    ran: RanTurns, keep: np.ndarray, turn_rows: np.ndarray | None = None
+) -> RolloutRecords:
+    """Sum a block's turns into one row per rollout where ``keep`` (and per-turn rows for
+    ``turn_rows``)."""
+    turns, costs, count = ran.turns, ran.costs, ran.turns.count
+    rollouts = len(turns.offsets) - 1
+    wait_s = ran.wait_s if ran.wait_s is not None else np.zeros((count, len(WAIT_PHASES)))
+    refused = ran.refused if ran.refused is not None else np.zeros(count)
+    throttle_s = ran.throttle_s if ran.throttle_s is not None else np.zeros(count)
     starts = turns.offsets[:-1]
     per_rollout = np.diff(turns.offsets)
     kept_turns = np.repeat(keep, per_rollout)
@@ -122,37 +173,41 @@ def reduce_block(
     if turn_rows is not None:
         rows = np.repeat(turn_rows, per_rollout)
         turn_records = TurnRecords(
-            rollout=np.repeat(
-                np.arange(block.rollouts) + block.index * BLOCK_ROLLOUTS, per_rollout
-            )[rows],
+            rollout=np.repeat(np.arange(rollouts) + ran.block_index * BLOCK_ROLLOUTS, per_rollout)[
+                rows
+            ],
             turn_index=turns.turn_index[rows],
-            start_at_s=np.asarray(block.start_at_s)[rows],
-            cold=cold_flag[rows],
-            stage_s=matrix[rows],
-            ttft_s=ttft_s[rows],
+            start_at_s=ran.start_at_s[rows],
+            cold=ran.cold_flag[rows],
+            stage_s=ran.stage_s[rows],
+            ttft_s=ran.ttft_s[rows],
             api_cpu_s=costs.api_cpu_s[rows],
             post_overlapped_s=costs.post_overlapped_s[rows],
             safety_parallel_s=costs.safety_parallel_s[rows],
-            wait_s=block.wait_s[rows],
-            cached_prompt_tokens=cached[rows],
-            uncached_prompt_tokens=uncached[rows],
+            wait_s=wait_s[rows],
+            cached_prompt_tokens=ran.cached_prompt_tokens[rows],
+            uncached_prompt_tokens=ran.uncached_prompt_tokens[rows],
             rate_limited=refused[rows],
             output_tokens=turns.output_tokens[rows],
             tool_kind=_tool_kinds(turns)[rows],
         )
+    if ran.wait_s is None:
+        pool_wait_s = np.zeros((rollouts, len(POOLS)))
+    else:
+        pool_wait_s = np.add.reduceat(ran.wait_s @ _POOL_OF_WAIT, starts, axis=0)
     return RolloutRecords(
-        e2e_s=(block.ended_at_s - block.started_at_s)[keep],
+        e2e_s=(ran.ended_at_s - ran.started_at_s)[keep],
         turns=per_rollout.astype(float)[keep],
-        cold_turns=np.add.reduceat(cold_flag, starts)[keep],
-        stage_s=np.add.reduceat(matrix, starts, axis=0)[keep],
-        ttft_sum_s=np.add.reduceat(ttft_s, starts)[keep],
+        cold_turns=np.add.reduceat(ran.cold_flag, starts)[keep],
+        stage_s=np.add.reduceat(ran.stage_s, starts, axis=0)[keep],
+        ttft_sum_s=np.add.reduceat(ran.ttft_s, starts)[keep],
         api_cpu_s=np.add.reduceat(costs.api_cpu_s, starts)[keep],
         safety_cpu_s=np.add.reduceat(costs.safety_cpu_s, starts)[keep],
-        started_at_s=block.started_at_s[keep],
-        pool_wait_s=np.add.reduceat(block.wait_s @ _POOL_OF_WAIT, starts, axis=0)[keep],
-        turn_ttft_s=ttft_s[kept_turns],
-        cached_prompt_tokens=np.add.reduceat(cached, starts)[keep],
-        uncached_prompt_tokens=np.add.reduceat(uncached, starts)[keep],
+        started_at_s=ran.started_at_s[keep],
+        pool_wait_s=pool_wait_s[keep],
+        turn_ttft_s=ran.ttft_s[kept_turns],
+        cached_prompt_tokens=np.add.reduceat(ran.cached_prompt_tokens, starts)[keep],
+        uncached_prompt_tokens=np.add.reduceat(ran.uncached_prompt_tokens, starts)[keep],
         rate_limited=np.add.reduceat(refused, starts)[keep],
         rate_limit_wait_s=np.add.reduceat(throttle_s, starts)[keep],
         turn_records=turn_records,

@@ -10,19 +10,21 @@ finished, so the last measured rollouts see the same contention as the first.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import simpy
 
 from models.scenario import Scenario
+from sim.des import progress, vectorised
 from sim.des.blocks import Block, reduce_block
-from sim.des.engine import Simulation
 from sim.des.replication import CHECKPOINTS, Checkpoints, PoolStats, Replication
 from sim.des.streams import BLOCK_ROLLOUTS, Draw, stream
 from sim.turn.records import RolloutRecords, concatenate
 from sim.turn.transports import Transport
 from sim.turn.turns import Turns
+
+if TYPE_CHECKING:
+    import simpy
 
 Progress = Callable[[int], None]
 
@@ -33,6 +35,7 @@ def simulate(
     rollouts: int,
     keep_turns: bool = False,
     progress: Progress | None = None,
+    reference: bool = False,
 ) -> RolloutRecords:
     """One agent runs ``rollouts`` rollouts back to back, without contention.
 
@@ -40,11 +43,15 @@ def simulate(
     connection faults, so a rollout does not depend on how many are run.  With
     ``connection.reuse_across_rollouts`` a block is one session of the agent:
     its rollouts run in order on one connection, ``load.think_time_s`` apart.
+    Blocks run as array passes (``sim.des.vectorised``) where no event queue is
+    needed; ``reference`` runs them all in SimPy, the reference those passes match.
     """
+    one_block = _one_block if reference or not vectorised.applies(scenario) else None
     parts = []
     for block_index, first in enumerate(range(0, rollouts, BLOCK_ROLLOUTS)):
         count = min(BLOCK_ROLLOUTS, rollouts - first)
-        parts.append(_one_block(scenario, transport, block_index, count, keep_turns))
+        run = one_block or vectorised.simulate_block
+        parts.append(run(scenario, transport, block_index, count, keep_turns))
         if progress is not None:
             progress(count)
     return concatenate(parts)
@@ -58,6 +65,8 @@ def simulate_turns(
     given."""
     if turns.rollouts > BLOCK_ROLLOUTS:
         raise ValueError(f"{turns.rollouts} rollouts: at most {BLOCK_ROLLOUTS} given at once")
+    from sim.des.engine import Simulation
+
     faults = stream(scenario.seed, 0, Draw.CONNECTION_FAULTS)
     routing = stream(scenario.seed, 0, Draw.ROUTING)
     sim = Simulation(scenario, transport, 0, (0.0, np.inf), False, faults, routing)
@@ -76,6 +85,8 @@ def _one_block(
     A function of its own, so the block's working set is freed before the next
     block is drawn.
     """
+    from sim.des.engine import Simulation  # SimPy loads only where an event queue runs
+
     faults = stream(scenario.seed, block_index, Draw.CONNECTION_FAULTS)
     routing = stream(scenario.seed, block_index, Draw.ROUTING)
     sim = Simulation(scenario, transport, 0, (0.0, np.inf), False, faults, routing)
@@ -96,8 +107,15 @@ class _Fleet:
     """One replication of a fleet: the load, the measured window and the reduced records."""
 
     def __init__(
-        self, scenario: Scenario, transport: Transport, replication: int, trace_rollouts: int
+        self,
+        scenario: Scenario,
+        transport: Transport,
+        replication: int,
+        trace_rollouts: int,
+        job: str | None = None,
     ) -> None:
+        from sim.des.engine import Simulation
+
         load = scenario.load
         self.window = (load.warmup_s, load.warmup_s + load.duration_s)
         faults = stream(scenario.seed, 0, Draw.CONNECTION_FAULTS, replication)
@@ -120,6 +138,7 @@ class _Fleet:
         self.arrivals = stream(scenario.seed, 0, Draw.ARRIVALS, replication)
         self.scenario, self.transport = scenario, transport
         self.trace_rollouts = trace_rollouts
+        self.job = job
         self.first_measured: int | None = None
         self.records: list[RolloutRecords] = []
         self.in_system_at_end = 0
@@ -194,6 +213,8 @@ class _Fleet:
                 limiter.refused if limiter else 0,
             )
             self.snapshots.append((env.now, *(level.area() for level in levels), *counts))
+            # The drain after the window is short next to it: the window's end is "almost".
+            progress.report(self.job, 0.99 * env.now / end_s if end_s > 0 else 0.0)
         self.in_system_at_end = sim.in_system.level
         self._stop_when_measured()
         yield env.timeout(drain_limit_s)
@@ -250,7 +271,11 @@ class _Fleet:
 
 
 def simulate_fleet(
-    scenario: Scenario, transport: Transport, replication: int, trace_rollouts: int = 0
+    scenario: Scenario,
+    transport: Transport,
+    replication: int,
+    trace_rollouts: int = 0,
+    job: str | None = None,
 ) -> Replication:
     """One replication of the fleet under ``scenario.load`` and ``scenario.capacity``.
 
@@ -258,7 +283,10 @@ def simulate_fleet(
     until every rollout started inside it has finished, for at most as long
     again as the window and no less than 600 s (an unstable system may not
     finish; its unfinished rollouts are not measured).  The first
-    ``trace_rollouts`` measured rollouts keep per-turn rows.
+    ``trace_rollouts`` measured rollouts keep per-turn rows.  ``job`` names the replication
+    in the progress it reports (``sim.des.progress``).
     """
-    fleet = _Fleet(scenario, transport, replication, trace_rollouts)
-    return fleet.run(max(600.0, scenario.load.duration_s))
+    fleet = _Fleet(scenario, transport, replication, trace_rollouts, job)
+    result = fleet.run(max(600.0, scenario.load.duration_s))
+    progress.report(job, 1.0)
+    return result

@@ -13,7 +13,6 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.stats import qmc
 
 if TYPE_CHECKING:
     from sim.sweep.axes import Sample
@@ -39,6 +38,8 @@ def sampled_points(file: SweepFile, sample: Sample) -> list[dict[str, Any]]:
     """The design ``sample`` over the ``low``/``high`` axes, reproducible from its seed."""
     axes = [axis for axis in file.axes if axis.kind == "sampled"]
     if sample.method == "lhs":
+        from scipy.stats import qmc  # imported where used
+
         unit = qmc.LatinHypercube(d=len(axes), rng=sample.seed).random(sample.points)
     else:
         unit = np.random.default_rng(sample.seed).random((sample.points, len(axes)))

@@ -10,7 +10,6 @@ them; workers need no shared file system.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,11 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
-    Progress,
     ProgressColumn,
     TextColumn,
     TimeElapsedColumn,
@@ -33,6 +30,7 @@ from rich.progress import Task as ProgressTask
 from rich.text import Text
 
 from sim.analysis.run import Engine
+from sim.report.progress import progress_bar
 from sim.sweep.cluster import check_address, check_workers, client
 from sim.sweep.design import expand
 from sim.sweep.lock import writer_lock
@@ -74,7 +72,7 @@ def run_sweep(
     workers: int | None = None,
     scheduler: str | None = None,
     resume: bool = False,
-    show_progress: bool | None = None,
+    show_progress: bool = True,
 ) -> Outcome:
     """Run the chunks of ``sweep`` missing from ``out`` and return the totals.
 
@@ -82,14 +80,12 @@ def run_sweep(
     evaluates points faster than worker processes start), a DES sweep on a local
     cluster of one worker per core.  Everything that can fail before the first
     result is checked first (the directory and its lock, the parts already there,
-    the workers), and only then is the manifest written.  The progress bar goes to
-    standard error, by
-    default only when it is a terminal.
+    the workers), and only then is the manifest written.  Progress goes to standard
+    error (a bar on a terminal, else a line every few seconds) unless ``show_progress``
+    is False.
     """
     if workers is None and scheduler is None:
         workers = default_sweep_workers(sweep)
-    if show_progress is None:
-        show_progress = sys.stderr.isatty()
     check_workers(workers)
     if scheduler is not None:
         check_address(scheduler)
@@ -202,7 +198,7 @@ class _RateColumn(ProgressColumn):
 
 
 @contextmanager
-def _progress(sweep: Sweep, resumed: int, enabled: bool) -> Iterator[tuple[Progress, Any]]:
+def _progress(sweep: Sweep, resumed: int, enabled: bool) -> Iterator[tuple[Any, Any]]:
     unit = "points" if len(sweep.seeds) == 1 else "points x seeds"
     columns = (
         TextColumn("{task.description}"),
@@ -215,5 +211,5 @@ def _progress(sweep: Sweep, resumed: int, enabled: bool) -> Iterator[tuple[Progr
         TimeRemainingColumn(),
         TextColumn("left"),
     )
-    with Progress(*columns, console=Console(stderr=True), disable=not enabled) as bar:
+    with progress_bar(not enabled, *columns, transient=False) as bar:
         yield bar, bar.add_task(sweep.file.name, total=sweep.runs, completed=resumed)

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
+from pydantic import ValidationError
+
+from models.errors import ScenarioError
 from models.loading import set_path, validate
 from models.scenario import Scenario
+from models.scenario_hash import HashAgainstBase, scenario_hash
 
 
 def point_table(base_raw: dict[str, Any], assignments: dict[str, Any]) -> dict[str, Any]:
@@ -38,9 +43,45 @@ def point_scenario(
     return validate(point_table(base_raw, {**assignments, **extra}))
 
 
-def _keys(path: str) -> list[str | int]:
-    """``workload.tools[0].weight`` -> ["workload", "tools", 0, "weight"], as set_path reads it."""
-    return [int(p) if p.isdigit() else p for p in re.sub(r"\[(\d+)\]", r".\1", path).split(".")]
+class Points:
+    """A sweep's points validated against one validated base: a point validates again only
+    the sections its assignments touch (the others are the base's own objects) and the
+    scenario's rules across sections; the same scenario as ``point_scenario``, at a
+    fraction of the cost.  A base that is not valid alone validates each point whole."""
+
+    def __init__(self, base_raw: dict[str, Any]) -> None:
+        self.base_raw = base_raw
+        self.base: Scenario | None = None
+        self._hash: HashAgainstBase | None = None
+        try:
+            self.base = validate(base_raw)
+        except (ScenarioError, ValidationError):
+            return
+        self._hash = HashAgainstBase(self.base)
+
+    def scenario(self, assignments: dict[str, Any], seed: int | None = None) -> Scenario:
+        """The validated scenario of one point (with ``seed`` as its root seed, if given)."""
+        changes = {**assignments, **({"seed": seed} if seed is not None else {})}
+        table = point_table(self.base_raw, changes)
+        if self.base is None:
+            return validate(table)
+        data: dict[str, Any] = dict(self.base.__dict__)
+        for path in changes:
+            section = str(_keys(path)[0])
+            data[section] = table[section]
+        return validate(data)
+
+    def hash(self, scenario: Scenario) -> str:
+        """``scenario_hash`` of a point's scenario."""
+        return self._hash(scenario) if self._hash is not None else scenario_hash(scenario)
+
+
+@functools.lru_cache(maxsize=1024)
+def _keys(path: str) -> tuple[str | int, ...]:
+    """``workload.tools[0].weight`` -> ("workload", "tools", 0, "weight"), as set_path reads it."""
+    return tuple(
+        int(p) if p.isdigit() else p for p in re.sub(r"\[(\d+)\]", r".\1", path).split(".")
+    )
 
 
 def _child(node: Any, key: str | int) -> Any:

@@ -13,16 +13,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from models.errors import ScenarioError
 from models.limits import MEMORY
 from models.scenario import Scenario
 from sim.analysis.estimates import analytic_batch_need, check_rollout_length, longest_rollout_turns
-from sim.analysis.run import AnalyticRun, Engine, Spec, execute
+from sim.analysis.run import Engine, Spec, execute
 from sim.analytic.agent.columns import column_form
 from sim.analytic.agent.engine import expect_columns
-from sim.sweep.points import point_scenario
+from sim.analytic.agent.expectations import Expectations, stitch
+from sim.sweep.analytic_part import Evaluated, part_table
+from sim.sweep.points import Points, point_scenario
 from sim.sweep.rows import Head, encode, error_rows, run_rows, to_table
 from sim.turn.transports import Transport
 
@@ -60,15 +63,15 @@ class Task:
 
 
 def run_chunk_table(context: Context, tasks: list[Task]) -> pa.Table:
-    """``run_chunk`` as an Arrow table: what travels back from a worker and becomes a part."""
-    return to_table(run_chunk(context, tasks), context.axis_kinds)
+    """A chunk's rows as an Arrow table: what travels back from a worker and becomes a part."""
+    if context.engine is Engine.ANALYTIC:
+        return part_table(context, tasks, _analytic(context, tasks))
+    return to_table([row for task in tasks for row in _des(context, task)], context.axis_kinds)
 
 
 def run_chunk(context: Context, tasks: list[Task]) -> list[dict[str, Any]]:
     """Rows of every task in ``tasks``, in task order then transport order."""
-    if context.engine is Engine.ANALYTIC:
-        return _analytic(context, tasks)
-    return [row for task in tasks for row in _des(context, task)]
+    return run_chunk_table(context, tasks).to_pylist()
 
 
 def _des(context: Context, task: Task) -> list[dict[str, Any]]:
@@ -84,51 +87,61 @@ def _des(context: Context, task: Task) -> list[dict[str, Any]]:
         return error_rows(head, context.transports, context.baseline, error)
 
 
-def _analytic(context: Context, tasks: list[Task]) -> list[dict[str, Any]]:
-    """The valid points of all tasks evaluated together: one batched pass per transport."""
-    scenarios: dict[int, Scenario | Exception] = {}
-    for index, task in enumerate(tasks):
+def _analytic(context: Context, tasks: list[Task]) -> Evaluated:
+    """The valid points of all tasks evaluated together: one batched pass per transport.
+
+    Points are validated against the sweep's base once (``Points``) and hashed once.
+    A point whose baseline has nothing to reduce (a zero mean) fails as its row's
+    reduction would.
+    """
+    points = Points(context.base_raw)
+    scenarios: list[Scenario | Exception] = []
+    for task in tasks:
         try:
-            scenarios[index] = analytic_scenario(context, task)
+            scenarios.append(analytic_scenario(context, task, points))
         except Exception as error:
-            scenarios[index] = error
-    valid = {index: s for index, s in scenarios.items() if isinstance(s, Scenario)}
-    positions = list(valid)
-    expectations: dict[Transport, dict[int, Any]] = {t: {} for t in context.transports}
-    for batch_points in memory_batches(list(valid.values())):
-        indices = [positions[i] for i in batch_points]
-        columns = column_form([valid[i] for i in indices])
+            scenarios.append(error)
+    valid = [index for index, s in enumerate(scenarios) if isinstance(s, Scenario)]
+    chosen = [s for s in scenarios if isinstance(s, Scenario)]
+    if not chosen:
+        return Evaluated(scenarios, [], {}, [])
+    parts: dict[Transport, list[tuple[np.ndarray, Expectations]]] = {
+        t: [] for t in context.transports
+    }
+    for batch_points in memory_batches(chosen):
+        columns = column_form([chosen[i] for i in batch_points])
         for t in context.transports:
-            batch = expect_columns(columns, t)
-            expectations[t].update({index: batch.point(row) for row, index in enumerate(indices)})
-    rows = []
-    for index, task in enumerate(tasks):
-        head = task.head(context)
-        scenario = scenarios[index]
-        if isinstance(scenario, Exception):
-            rows.extend(error_rows(head, context.transports, context.baseline, scenario))
-            continue
-        runs = {
-            t: AnalyticRun(
-                context.spec(t),
-                scenario,
-                Engine.ANALYTIC,
-                context.rollouts,
-                (),
-                expectations[t][index],
-            )
-            for t in context.transports
-        }
-        try:
-            rows.extend(run_rows(head, runs, context.baseline))
-        except Exception as error:
-            rows.extend(error_rows(head, context.transports, context.baseline, error))
-    return rows
+            parts[t].append((np.asarray(batch_points), expect_columns(columns, t)))
+    expectations = {t: stitch(parts[t], len(valid)) for t in context.transports}
+    nothing_to_reduce = _zero_baseline(context, expectations)
+    for row in np.flatnonzero(nothing_to_reduce).tolist():
+        scenarios[valid[row]] = ZeroDivisionError("float division by zero")
+    if nothing_to_reduce.any():
+        keep = np.flatnonzero(~nothing_to_reduce)
+        expectations = {t: e.take(keep) for t, e in expectations.items()}
+        valid = [valid[row] for row in keep.tolist()]
+    hashes = [points.hash(s) for s in scenarios if isinstance(s, Scenario)]
+    return Evaluated(scenarios, valid, expectations, hashes)
 
 
-def analytic_scenario(context: Context, task: Task) -> Scenario:
+def _zero_baseline(context: Context, expectations: dict[Transport, Expectations]) -> np.ndarray:
+    """Points whose baseline mean of a reduced quantity is zero (no reduction is defined)."""
+    any_point = next(iter(expectations.values()))
+    zero = np.zeros(len(any_point), dtype=bool)
+    if context.baseline is None or len(context.transports) < 2:
+        return zero
+    base = expectations[context.baseline]
+    for before in (base.stage_s.sum(axis=1), base.ttft_sum_s / base.turns, base.api_cpu_s):
+        zero |= before == 0
+    return zero
+
+
+def analytic_scenario(context: Context, task: Task, points: Points | None = None) -> Scenario:
     """A point's scenario, refused where ``execute`` refuses the analytic engine."""
-    scenario = point_scenario(context.base_raw, task.assignments, task.seed)
+    if points is None:
+        scenario = point_scenario(context.base_raw, task.assignments, task.seed)
+    else:
+        scenario = points.scenario(task.assignments, task.seed)
     if scenario.on_fleet:
         raise ScenarioError(
             "engine = 'analytic': it models one agent without contention or rate limits; "
@@ -148,11 +161,12 @@ def memory_batches(scenarios: list[Scenario]) -> list[list[int]]:
     batches: list[list[int]] = []
     longest = 0
     for index, scenario in enumerate(scenarios):
-        turns = max(longest, longest_rollout_turns(scenario))
+        own = longest_rollout_turns(scenario)
+        turns = max(longest, own)
         if batches and analytic_batch_need("", len(batches[-1]) + 1, turns).memory_bytes <= budget:
             batches[-1].append(index)
             longest = turns
         else:
             batches.append([index])
-            longest = longest_rollout_turns(scenario)
+            longest = own
     return batches

@@ -9,12 +9,17 @@ running Dask scheduler through its ``concurrent.futures`` interface instead.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from models.errors import ScenarioError
+from sim.des import progress
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 
 @dataclass(frozen=True)
@@ -57,7 +62,29 @@ def replication_workers(workers: int | None, scheduler: str | None) -> Iterator[
     if count == 1:
         yield Workers(None, 1, "this process")
         return
-    with ProcessPoolExecutor(count) as pool:
-        # Start every worker now, before the caller starts threads of its own.
-        list(pool.map(_ready, range(count)))
-        yield Workers(pool, count, f"{count} local processes")
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor  # only where processes start
+
+    # Replications in the workers report their progress on a queue; a thread here hands
+    # each report to this process's sink (a bar), so the bar moves while they run.
+    reports: multiprocessing.SimpleQueue[tuple[str, float] | None] = multiprocessing.SimpleQueue()
+    with ProcessPoolExecutor(count, initializer=_report_to, initargs=(reports,)) as pool:
+        relay = threading.Thread(target=_relay, args=(reports,), daemon=True)
+        relay.start()
+        try:
+            # Start every worker now, before the caller starts threads of its own.
+            list(pool.map(_ready, range(count)))
+            yield Workers(pool, count, f"{count} local processes")
+        finally:
+            reports.put(None)
+            relay.join()
+
+
+def _report_to(reports: Any) -> None:
+    """A worker's progress goes to the queue its parent reads."""
+    progress.sink = lambda job, fraction: reports.put((job, fraction))
+
+
+def _relay(reports: Any) -> None:
+    while (report := reports.get()) is not None:
+        progress.report(*report)

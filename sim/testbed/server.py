@@ -50,6 +50,9 @@ class ServerSettings:
     host: str = HOST
     link_rtt_s: float = 0.0
     """Round trip of an emulated link in front of the service (``link``); 0: none."""
+    engine: str = "emulated"
+    """``real``: validation, rendering, prefill and decode on the real backend
+    (``sim.testbed.engine``, the optional group ``engine``)."""
 
 
 def keepalive_timeout_s(scenario: Scenario) -> float:
@@ -63,7 +66,13 @@ async def serve(
 ) -> None:
     """Serve until SIGINT/SIGTERM; ``on_ready`` gets the bound port."""
     lead = await TimerLead.measure()
-    service = Service(Emulator(scenario, lead), settings.api_key, settings.max_frame_bytes)
+    backend = None
+    if settings.engine == "real":
+        from sim.testbed.engine.backend import RealBackend
+
+        backend = RealBackend()
+    emulator = Emulator(scenario, lead, backend)
+    service = Service(emulator, settings.api_key, settings.max_frame_bytes)
     config = uvicorn.Config(
         service.app(),
         http="h11",

@@ -23,13 +23,12 @@ import tomli_w
 from models.errors import ScenarioError
 from models.loading import raw_scenario, validate
 from models.scenario import Scenario
+from sim.traces import DEFAULT_PRESET
 from sim.traces.calibrate import Calibration, calibrate
 from sim.traces.distribution_fit import fit_distribution
 from sim.traces.measures import Measured, decode_fit, measure
 from sim.traces.server_split import ENGINE_TOTAL, ENGINE_TTFT, engine_fit
 from sim.traces.table import TRANSPORTS, Request
-
-DEFAULT_PRESET = "codex-spark"
 
 ASSUMED_ALWAYS = (
     "workload.instructions_tokens",

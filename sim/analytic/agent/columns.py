@@ -197,6 +197,17 @@ def take_points(columns: Any, rows: np.ndarray) -> Any:
 
 
 def _columns(section: type[BaseModel], items: list[Any]) -> Any:
+    # Points often share a section object (a sweep's points share the base's untouched
+    # sections): read each distinct object once and spread it to its points.
+    position: dict[int, int] = {}
+    index = [position.setdefault(id(item), len(position)) for item in items]
+    if len(position) < len(items):
+        distinct = list({id(item): item for item in items}.values())
+        return take_points(_distinct_columns(section, distinct), np.asarray(index, dtype=np.intp))
+    return _distinct_columns(section, items)
+
+
+def _distinct_columns(section: type[BaseModel], items: list[Any]) -> Any:
     numbers, others = _layout(section)
     # All of a section's numbers in one array, one contiguous row per field.
     rows = np.array([[getattr(item, name) for item in items] for name in numbers], dtype=float)

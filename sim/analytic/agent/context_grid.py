@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.signal import correlate, fftconvolve
 
 CELLS = 1024
 """Cells between 0 and the threshold's share of the conversation."""
@@ -72,6 +71,8 @@ def context_law(
     state[:, min(int(first_tokens / h), size - 1)] = (1.0, first_tokens, 1.0)
     out = {name: np.zeros(turns) for name in ContextLaw.__dataclass_fields__}
     out["new_tokens"][0], out["context_items"][0] = first_tokens, 1.0
+    from scipy.signal import correlate  # imported where used: it costs a second
+
     for k in range(1, turns):
         mass, tokens, items = state
         p = _convolve(mass, g_mass)
@@ -152,6 +153,8 @@ def _binned(h: float, size: int, mass: np.ndarray, *moments: np.ndarray) -> np.n
 
 
 def _convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    from scipy.signal import fftconvolve
+
     return fftconvolve(a, b)
 
 

@@ -97,6 +97,12 @@ class Expectations:
             approximations=self.approximations[index],
         )
 
+    def take(self, rows: np.ndarray) -> Expectations:
+        """The expectations of the points ``rows``, in that order."""
+        values = {name: getattr(self, name)[rows] for name in _PER_POINT}
+        flags = tuple(self.approximations[row] for row in rows.tolist())
+        return Expectations(**values, approximations=flags)
+
     def points(self) -> list[Expectation]:
         return [self.point(index) for index in range(len(self))]
 

@@ -28,7 +28,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import poisson
 
 
 def erlang_c(servers: int, offered_erlangs: float) -> float:
@@ -42,6 +41,8 @@ def erlang_c(servers: int, offered_erlangs: float) -> float:
         return 0.0
     if a >= c:
         return 1.0
+    from scipy.stats import poisson  # imported where used: it costs a second
+
     blocking = float(np.exp(poisson.logpmf(c, a) - poisson.logcdf(c, a)))
     return blocking / (1.0 - (a / c) * (1.0 - blocking))
 

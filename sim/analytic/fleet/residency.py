@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import math
 
-from scipy.optimize import brentq
-
 from models.kv_cache import Routing
 from models.scenario import Scenario
 from models.workload import rollout_turns
@@ -75,6 +73,8 @@ def characteristic_time_s(scenario: Scenario, e: Expectation) -> float:
         return math.inf
     if overfill(0.0) >= 0:
         return 0.0
+    from scipy.optimize import brentq  # imported where used
+
     return float(brentq(overfill, 0.0, kv.ttl_s, xtol=1e-9))
 
 

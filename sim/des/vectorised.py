@@ -1,0 +1,258 @@
+"""One agent without contention as array passes: the DES's single-agent run, no event queue.
+
+An agent alone never waits for anything but its own requests and tools, so
+its timeline is a running sum of durations: each rollout's think time (when
+it keeps its connection), then each turn's request and tool.  The only state
+that carries from turn to turn is the connection's, and it is read off that
+timeline: an HTTP keep-alive connection is cold when the gap since its last
+response exceeds the idle timeout; a WebSocket is cold once the clock passes
+the end its last opening drew (its lifetime, or a drop from the block's fault
+stream, drawn in the order connections open).  Which turns are cold changes
+the timeline (a cold request takes longer), so the cold set and the timeline
+are solved together: a turn's flag depends only on earlier turns, so each
+round fixes at least the first turn that was wrong, and in practice the second
+round finds nothing to change.
+
+Same streams and draws as ``sim.des.engine.Simulation.rollouts``, the same
+additions in the same order (SimPy's clock is ``now + delay``; a cumulative
+sum adds the same numbers one by one), so the records are the DES's own.  It
+serves the plain mode only: KV residency routes requests through replicas and
+stays on the event queue.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import fields
+
+import numpy as np
+
+from models.costs import TurnCosts, Work, stage_costs
+from models.scenario import Scenario
+from models.stages import STAGES, Stage
+from sim.des.blocks import RanTurns, sum_rollouts
+from sim.des.draws import draw_turns
+from sim.des.streams import Draw, stream
+from sim.turn.records import RolloutRecords
+from sim.turn.transports import Transport, cached_prompt_tokens, compaction_work, turn_work
+from sim.turn.turns import Turns
+
+_DRAW_CHUNK = 256
+"""Fault draws taken at a time (a block's stream serves only its connections)."""
+
+
+def applies(scenario: Scenario) -> bool:
+    """True when one agent's run needs no event queue (KV residency needs one)."""
+    return not scenario.kv_cache.residency
+
+
+def simulate_block(
+    scenario: Scenario, transport: Transport, block_index: int, count: int, keep_turns: bool
+) -> RolloutRecords:
+    """The first ``count`` rollouts of block ``block_index``, as the DES runs them alone."""
+    turns = draw_turns(scenario, block_index, count)
+    variants = _Variants(scenario, transport, turns)
+    session = scenario.connection.reuse_across_rollouts
+    firsts = np.array([0]) if session else turns.offsets[:-1]
+    think_s = _think_s(scenario, block_index, count) if session else np.zeros(count)
+    connection = _connection_rule(scenario, transport, block_index)
+    cold = np.zeros(turns.count, dtype=bool)
+    cold[firsts] = True
+    while True:
+        timeline = _Timeline(turns.offsets, variants.request_s(cold), variants.tool_s, think_s)
+        found = connection(timeline, firsts)
+        if np.array_equal(found, cold):
+            break
+        cold = found
+    every = np.ones(count, dtype=bool)
+    return sum_rollouts(
+        variants.ran(turns, block_index, cold, timeline), every, every if keep_turns else None
+    )
+
+
+class _Variants:
+    """Warm costs of every turn; cold costs of the turns that run cold, computed on demand."""
+
+    def __init__(self, scenario: Scenario, transport: Transport, turns: Turns) -> None:
+        self.scenario = scenario
+        self.cold_work, warm_work = turn_work(scenario, transport, turns)
+        self.cold_compaction: Work | None = None
+        warm_compaction: Work | None = None
+        if scenario.compaction.compacts:
+            self.cold_compaction, warm_compaction = compaction_work(scenario, transport, turns)
+        self.warm = stage_costs(scenario, warm_work, compaction=warm_compaction)
+        self.warm_request_s = self.warm.request_s
+        self.tool_s = self.warm.stage_s[Stage.TOOL]
+        self.uncached_warm = warm_work.prompt_tokens_uncached
+        self._cold_rows: np.ndarray | None = None
+        self._cold: TurnCosts | None = None
+
+    def _costs_of_rows(self, rows: np.ndarray) -> TurnCosts:
+        compaction = None if self.cold_compaction is None else _rows(self.cold_compaction, rows)
+        return stage_costs(self.scenario, _rows(self.cold_work, rows), compaction=compaction)
+
+    def cold_costs(self, rows: np.ndarray) -> TurnCosts:
+        known = self._cold_rows
+        if self._cold is None or known is None or not np.array_equal(rows, known):
+            self._cold_rows, self._cold = rows, self._costs_of_rows(rows)
+        return self._cold
+
+    def request_s(self, cold: np.ndarray) -> np.ndarray:
+        rows = np.flatnonzero(cold)
+        seconds = self.warm_request_s.copy()
+        seconds[rows] = self.cold_costs(rows).request_s
+        return seconds
+
+    def ran(self, turns: Turns, block_index: int, cold: np.ndarray, line: _Timeline) -> RanTurns:
+        rows = np.flatnonzero(cold)
+        cold_costs = self.cold_costs(rows)
+        # Stages as rows while filling in (contiguous), as columns for the records (a view).
+        stage_s = np.stack([self.warm.stage_s[stage] for stage in STAGES])
+        stage_s[:, rows] = np.stack([cold_costs.stage_s[stage] for stage in STAGES])
+        costs = TurnCosts(
+            stage_s={},
+            ttft_s=_put(self.warm.ttft_s, rows, cold_costs.ttft_s),
+            api_cpu_s=_put(self.warm.api_cpu_s, rows, cold_costs.api_cpu_s),
+            safety_cpu_s=_put(self.warm.safety_cpu_s, rows, cold_costs.safety_cpu_s),
+            post_overlapped_s=_put(self.warm.post_overlapped_s, rows, cold_costs.post_overlapped_s),
+            safety_parallel_s=_put(self.warm.safety_parallel_s, rows, cold_costs.safety_parallel_s),
+        )
+        uncached = _put(
+            self.uncached_warm, rows, _take(self.cold_work.prompt_tokens_uncached, rows)
+        )
+        return RanTurns(
+            turns=turns,
+            block_index=block_index,
+            stage_s=stage_s.T,
+            ttft_s=costs.ttft_s,
+            costs=costs,
+            cached_prompt_tokens=cached_prompt_tokens(self.scenario, turns),
+            uncached_prompt_tokens=uncached,
+            cold_flag=cold.astype(float),
+            start_at_s=line.request_start_s,
+            started_at_s=line.rollout_start_s,
+            ended_at_s=line.rollout_end_s,
+        )
+
+
+class _Timeline:
+    """Clock readings of one agent's block: each rollout's think time, then each turn's
+    request and tool, added one after the other as SimPy's clock adds them."""
+
+    def __init__(
+        self, offsets: np.ndarray, request_s: np.ndarray, tool_s: np.ndarray, think_s: np.ndarray
+    ) -> None:
+        count = len(offsets) - 1
+        per_rollout = np.diff(offsets)
+        think_at = 2 * offsets[:-1] + np.arange(count)
+        request_at = 2 * np.arange(len(request_s)) + np.repeat(np.arange(count), per_rollout) + 1
+        delays_s = np.zeros(2 * len(request_s) + count)
+        delays_s[think_at] = think_s
+        delays_s[request_at] = request_s
+        delays_s[request_at + 1] = tool_s
+        clock_s = np.cumsum(delays_s)
+        self.request_start_s = clock_s[request_at - 1]
+        self.request_end_s = clock_s[request_at]
+        self.rollout_start_s = clock_s[think_at]
+        self.rollout_end_s = clock_s[2 * offsets[1:] + np.arange(count)]
+
+
+def _connection_rule(
+    scenario: Scenario, transport: Transport, block_index: int
+) -> Callable[[_Timeline, np.ndarray], np.ndarray]:
+    """The cold flags a timeline gives, by the transport's kind of connection."""
+    if not transport.is_websocket:
+        idle_s = scenario.client.keepalive_idle_s
+        return lambda line, firsts: _keepalive_cold(line, firsts, idle_s)
+    c = scenario.connection
+    faults = stream(scenario.seed, block_index, Draw.CONNECTION_FAULTS)
+    mean_s = 3600.0 / c.ws_drops_per_hour if c.ws_drops_per_hour > 0 else math.inf
+    drops = _Drops(faults, mean_s)
+    return lambda line, firsts: _websocket_cold(line, firsts, c.ws_lifetime_s, drops)
+
+
+def _keepalive_cold(line: _Timeline, firsts: np.ndarray, idle_s: float) -> np.ndarray:
+    """A keep-alive request is cold on a new connection or after an idle gap too long."""
+    gap_s = np.empty_like(line.request_start_s)
+    gap_s[0] = math.inf
+    gap_s[1:] = line.request_start_s[1:] - line.request_end_s[:-1]
+    cold = gap_s > idle_s
+    cold[firsts] = True
+    return cold
+
+
+class _Drops:
+    """The block's connection drops, the k-th for the k-th connection opened."""
+
+    def __init__(self, rng: np.random.Generator, mean_s: float) -> None:
+        self._rng, self._mean_s = rng, mean_s
+        self._drawn = np.zeros(0)
+
+    def after_s(self, first: int, count: int) -> np.ndarray:
+        """Time to drop of connections ``first`` .. ``first + count - 1`` (inf: no drops)."""
+        if not math.isfinite(self._mean_s):
+            return np.full(count, math.inf)
+        while len(self._drawn) < first + count:
+            more = max(_DRAW_CHUNK, first + count - len(self._drawn))
+            self._drawn = np.concatenate([self._drawn, self._rng.exponential(self._mean_s, more)])
+        return self._drawn[first : first + count]
+
+
+def _websocket_cold(
+    line: _Timeline, firsts: np.ndarray, lifetime_s: float, drops: _Drops
+) -> np.ndarray:
+    """A WebSocket request is cold on a new connection or once the last one has ended.
+
+    Chains (a rollout each, or the whole block for a session) are first taken to open
+    once, all together; the first chain where a later request finds its connection
+    ended is walked opening by opening, and the chains after it are taken again.
+    """
+    start_s = line.request_start_s
+    total = len(start_s)
+    ends = np.append(firsts[1:], total)
+    cold = np.zeros(total, dtype=bool)
+    opened, chain = 0, 0
+    while chain < len(firsts):
+        heads = firsts[chain:]
+        end_at_s = start_s[heads] + np.minimum(lifetime_s, drops.after_s(opened, len(heads)))
+        lengths = ends[chain:] - heads
+        expired = start_s[heads[0] :] >= np.repeat(end_at_s, lengths)
+        expired[heads - heads[0]] = False
+        if not expired.any():
+            cold[heads] = True
+            break
+        turn = heads[0] + int(np.argmax(expired))
+        broken = int(np.searchsorted(firsts, turn, side="right")) - 1
+        cold[firsts[chain : broken + 1]] = True
+        opened += broken + 1 - chain
+        end = ends[broken]
+        while turn < end:
+            cold[turn] = True
+            end_at_s = start_s[turn] + min(lifetime_s, float(drops.after_s(opened, 1)[0]))
+            opened += 1
+            turn += 1 + int(np.searchsorted(start_s[turn + 1 : end], end_at_s, side="left"))
+        chain = broken + 1
+    return cold
+
+
+def _think_s(scenario: Scenario, block_index: int, count: int) -> np.ndarray:
+    """Pauses before each rollout of a session (none before the first), drawn one by one
+    as the DES draws them."""
+    rng = stream(scenario.seed, block_index, Draw.THINK_TIME)
+    think = scenario.load.think_time_s
+    return np.array([0.0] + [float(think.sample(rng, 1)[0]) for _ in range(count - 1)])
+
+
+def _rows(work: Work, rows: np.ndarray) -> Work:
+    return Work(**{f.name: _take(getattr(work, f.name), rows) for f in fields(work)})
+
+
+def _take(values: np.ndarray | float, rows: np.ndarray) -> np.ndarray:
+    return np.asarray(values)[rows] if np.ndim(values) else np.full(len(rows), values)
+
+
+def _put(values: np.ndarray, rows: np.ndarray, replacement: np.ndarray) -> np.ndarray:
+    out = np.array(values, dtype=float)
+    out[rows] = replacement
+    return out
