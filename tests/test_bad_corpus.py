@@ -1,8 +1,9 @@
 """The bad-input corpus (``tests/data/bad/cases.toml``): one line, exit code 2, for every case.
 
-Each case is a command of issue 11 that used to print a traceback, blow up
-memory, lose work or be silently accepted; it now names the field, the value
-and what is allowed, and keeps on stdout what finished before the error.
+Each case is a command that used to print a traceback, blow up memory, lose
+work or be silently accepted; it now names the field, the value and what is
+allowed, and keeps on stdout what finished before the error.  A case that
+must run (``exit = 0``) keeps every file it was given (``files``) as it was.
 """
 
 from __future__ import annotations
@@ -49,6 +50,24 @@ def arguments(case: dict[str, Any], tmp: Path, results: Path) -> list[str]:
             argument = argument.replace(name, value)
         out.append(argument)
     return out
+
+
+def given_files(case: dict[str, Any], tmp: Path) -> dict[Path, bytes]:
+    """Write the case's ``files`` under ``tmp`` (``@NAME`` copies ``NAME`` of this directory)."""
+    written = {}
+    for name, content in case.get("files", {}).items():
+        path = tmp / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = (BAD / content[1:]).read_bytes() if content.startswith("@") else content.encode()
+        path.write_bytes(data)
+        written[path] = data
+    return written
+
+
+def assert_ran_cleanly(result: CliResult) -> None:
+    assert result.exit_code == 0, result
+    assert "Traceback" not in result.stderr
+    assert not [line for line in result.stderr.splitlines() if line.startswith("error")]
 
 
 def assert_kept_then_one_error(result: CliResult, case: dict[str, Any]) -> None:
@@ -104,16 +123,23 @@ def test_every_command_of_the_corpus_is_one_line_and_exit_code_2(
 ) -> None:
     for name, value in case.get("env", {}).items():
         monkeypatch.setenv(name, value)
+    files = given_files(case, tmp_path)
+    if "cwd" in case:
+        monkeypatch.chdir(tmp_path / case["cwd"])
     with contextlib.ExitStack() as held:
         if "setup" in case:
             damage(case["setup"], results, tmp_path / "res")
         if case.get("setup") == "lock held":
             held.enter_context(writer_lock(tmp_path / "res"))
         result = cli(*arguments(case, tmp_path, results))
-    if "kept" in case or case.get("progress"):
+    if case.get("exit", 2) == 0:
+        assert_ran_cleanly(result)
+    elif "kept" in case or case.get("progress"):
         assert_kept_then_one_error(result, case)
     else:
         assert_one_line_error(result, *case["error"])
+    for path, content in files.items():
+        assert path.is_file() and path.read_bytes() == content, f"{path} was not kept"
     assert not (tmp_path / "out").exists(), "a refused sweep leaves no directory behind"
 
 

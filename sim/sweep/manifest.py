@@ -19,6 +19,11 @@ from sim.sweep.sweepfile import Sweep
 
 MANIFEST = "_manifest.json"
 SWEEP_FILE = "_sweep.toml"
+PARTS = "parts"
+OWN_FILES = (SWEEP_FILE, f"{PARTS}/")
+"""What the writer makes in a results directory besides the manifest and its lock: the
+only names it ever replaces, and inside ``parts/`` (its own directory) the only files
+it ever removes (damaged parts, temporaries of a killed writer)."""
 LEGACY_NAMES = {MANIFEST: "manifest.json", SWEEP_FILE: "sweep.toml"}
 """What the manifest and the sweep file were called before they moved out of readers' way."""
 
@@ -49,6 +54,8 @@ class Manifest(BaseModel):
     seeds: tuple[Int, ...] = Field(min_length=1)
     runs: Int = Field(ge=1)
     points_per_part: Int = Field(ge=1)
+    files: tuple[str, ...] = ()
+    """The files the writer made here (``OWN_FILES``); empty in manifests of older versions."""
 
     @property
     def chunks(self) -> int:
@@ -75,6 +82,7 @@ def manifest_of(sweep: Sweep) -> Manifest:
         seeds=sweep.seeds,
         runs=sweep.runs,
         points_per_part=sweep.points_per_part,
+        files=OWN_FILES,
     )
 
 

@@ -4,6 +4,7 @@ Layout of ``DIR``::
 
     _sweep.toml        the sweep file, verbatim
     _manifest.json     what the results depend on (fingerprint, package version, sizes)
+                       and the files the writer made (``files``)
     parts/part-NNNNNN.parquet   the rows of chunk NNNNNN, written once it is finished
     .lock              held by the sweep writing here (``sim.sweep.lock``)
 
@@ -12,6 +13,12 @@ as a dataset of its parts: ``pandas.read_parquet(DIR)``, DuckDB's
 ``read_parquet('DIR/**/*.parquet')``.  Directories written before, with
 ``manifest.json`` and ``sweep.toml``, are read as they are and take the new
 names when resumed.
+
+The writer never deletes or overwrites a file it did not write: a directory
+without a manifest that already holds ``_sweep.toml`` or a non-empty ``parts``
+is refused, the manifest lists the writer's files (``files``), and an old
+layout's ``sweep.toml`` is removed only when it is the sweep's own text (a
+user's sweep file of that name in ``--out`` stays).
 
 A part is written to a temporary name, flushed to disk and renamed, so a
 process killed at any moment leaves only whole parts behind.  A part is
@@ -27,6 +34,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +46,8 @@ from models.errors import ScenarioError
 from sim.sweep.manifest import (
     LEGACY_NAMES,
     MANIFEST,
+    OWN_FILES,
+    PARTS,
     SWEEP_FILE,
     Manifest,
     manifest_of,
@@ -47,7 +57,6 @@ from sim.sweep.manifest import (
 from sim.sweep.rows import ERROR, POINT, SEED, TRANSPORT
 from sim.sweep.sweepfile import Sweep
 
-PARTS = "parts"
 _PART = re.compile(r"^part-(\d{6})\.parquet$")
 
 
@@ -58,6 +67,8 @@ class Survey:
     finished: set[int] = field(default_factory=set)
     damaged: dict[str, str] = field(default_factory=dict)
     """Part file name -> what is wrong with it."""
+    replaced: tuple[str, ...] = ()
+    """Files of the old layout that the new names replace (proven the writer's own)."""
 
 
 class ResultsDir:
@@ -72,6 +83,7 @@ class ResultsDir:
         if self.path.exists() and not self.path.is_dir():
             raise ScenarioError(f"--out {self.path}: exists and is not a directory")
         if not metadata_path(self.path, MANIFEST).is_file():
+            self._check_no_foreign_files()
             return Survey()
         if not resume:
             raise ScenarioError(
@@ -86,7 +98,7 @@ class ResultsDir:
                 f"({found.name!r}, loopbudget {found.loopbudget_version}); "
                 "the sweep file, its base scenario or the version changed"
             )
-        survey = Survey()
+        survey = Survey(replaced=self._old_layout_files(sweep))
         for part in self._part_files():
             number = int(_PART.match(part.name)[1])
             problem = checked_part(part, number, expected)[1]
@@ -102,15 +114,18 @@ class ResultsDir:
         Call it holding the directory's lock (``sim.sweep.lock.writer_lock``): a
         temporary file here belongs to a sweep that is no longer running.
         """
-        self.parts.mkdir(parents=True, exist_ok=True)
+        # The manifest first: a writer killed after it leaves a directory that says whose
+        # the files beside it are.
+        self.path.mkdir(parents=True, exist_ok=True)
+        _write_atomic(self.path / MANIFEST, manifest_of(sweep).model_dump_json(indent=2).encode())
+        _write_atomic(self.path / SWEEP_FILE, sweep.text.encode())
+        for name in survey.replaced:
+            (self.path / name).unlink(missing_ok=True)
+        self.parts.mkdir(exist_ok=True)
         for stale in self.parts.glob(".*.tmp"):
             stale.unlink()
         for name in survey.damaged:
             (self.parts / name).unlink()
-        _write_atomic(self.path / SWEEP_FILE, sweep.text.encode())
-        _write_atomic(self.path / MANIFEST, manifest_of(sweep).model_dump_json(indent=2).encode())
-        for legacy in LEGACY_NAMES.values():
-            (self.path / legacy).unlink(missing_ok=True)
 
     def open(self, sweep: Sweep, resume: bool) -> set[int]:
         """``survey`` then ``prepare``: the chunks already finished."""
@@ -131,6 +146,29 @@ class ResultsDir:
             os.fsync(written.fileno())
         os.replace(temporary, final)
         _fsync_directory(self.parts)
+
+    def _check_no_foreign_files(self) -> None:
+        """A directory without a manifest must not hold a name the writer would write."""
+        for name in OWN_FILES:
+            path = self.path / name.rstrip("/")
+            if name.endswith("/") and path.is_dir() and not any(path.iterdir()):
+                continue
+            if path.exists() or path.is_symlink():
+                raise ScenarioError(
+                    f"--out {self.path}: holds {name} but no {MANIFEST}, so no sweep wrote it; "
+                    "choose another directory, or move it away"
+                )
+
+    def _old_layout_files(self, sweep: Sweep) -> tuple[str, ...]:
+        """The old layout's files proven the writer's: the manifest just read in their place,
+        and the sweep file if it is this sweep's text."""
+        replaced = []
+        manifest, copy = (self.path / LEGACY_NAMES[n] for n in (MANIFEST, SWEEP_FILE))
+        if metadata_path(self.path, MANIFEST) == manifest:
+            replaced.append(manifest.name)
+        if copy.is_file() and not copy.is_symlink() and _text_or_none(copy) == sweep.text:
+            replaced.append(copy.name)
+        return tuple(replaced)
 
     def _part_files(self) -> list[Path]:
         if not self.parts.is_dir():
@@ -191,9 +229,19 @@ def _rows_problem(table: pa.Table, chunk: int, manifest: Manifest) -> str | None
     return None
 
 
+def _text_or_none(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def _write_atomic(path: Path, content: bytes) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
-    with temporary.open("wb") as file:
+    """Write ``content`` to a new temporary file (never an existing one), then rename it."""
+    descriptor, temporary = tempfile.mkstemp(
+        dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+    )
+    with os.fdopen(descriptor, "wb") as file:
         file.write(content)
         file.flush()
         os.fsync(file.fileno())
