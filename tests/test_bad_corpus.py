@@ -23,9 +23,11 @@ from app_support import APP, TIMEOUT_S, upload
 from streamlit.testing.v1 import AppTest
 from support import CliResult, assert_one_line_error
 
+from models import scenario as scenario_module
+from models.hardware import hardware_profiles
 from sim.sweep.execute import run_sweep
 from sim.sweep.lock import writer_lock
-from sim.sweep.manifest import MANIFEST
+from sim.sweep.manifest import MANIFEST, read_manifest
 from sim.sweep.store import read_results
 from sim.sweep.sweepfile import load_sweep
 
@@ -35,11 +37,23 @@ DEEP = "[" * 3000 + "]" * 3000
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def finished(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """A finished results directory of a sweep file of this directory, run once."""
+    made: dict[str, Path] = {}
+
+    def of(name: str) -> Path:
+        if name not in made:
+            made[name] = tmp_path_factory.mktemp("corpus") / Path(name).stem
+            run_sweep(load_sweep(BAD / name), made[name], workers=0)
+        return made[name]
+
+    return of
+
+
+@pytest.fixture(scope="module")
+def results(finished: Callable[[str], Path]) -> Path:
     """A finished results directory of ``sweep-small.toml``."""
-    out = tmp_path_factory.mktemp("corpus") / "small"
-    run_sweep(load_sweep(BAD / "sweep-small.toml"), out, workers=0)
-    return out
+    return finished("sweep-small.toml")
 
 
 def arguments(case: dict[str, Any], tmp: Path, results: Path) -> list[str]:
@@ -64,6 +78,18 @@ def given_files(case: dict[str, Any], tmp: Path) -> dict[Path, bytes]:
     return written
 
 
+def assert_whole(directory: Path) -> None:
+    """Every run (point, seed, transport) of a finished results directory exactly once."""
+    table = read_results(directory)
+    keys = list(zip(*(table[c].to_pylist() for c in ("point", "seed", "transport")), strict=True))
+    assert len(keys) == len(set(keys)) == table.num_rows
+    assert table.num_rows == sum(
+        manifest.part_rows(chunk)
+        for manifest in [read_manifest(directory)]
+        for chunk in range(manifest.chunks)
+    )
+
+
 def assert_ran_cleanly(result: CliResult) -> None:
     assert result.exit_code == 0, result
     assert "Traceback" not in result.stderr
@@ -86,7 +112,7 @@ def assert_kept_then_one_error(result: CliResult, case: dict[str, Any]) -> None:
         assert fragment in lines[-1], (fragment, lines[-1])
 
 
-def damage(setup: str, results: Path, copy: Path) -> None:
+def damage(setup: str, results: Path, copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``copy`` becomes a copy of ``results`` damaged as ``setup`` says."""
     shutil.copytree(results, copy)
     parts, manifest = copy / "parts", copy / MANIFEST
@@ -97,6 +123,13 @@ def damage(setup: str, results: Path, copy: Path) -> None:
         (parts / "part-000000.parquet").write_bytes(whole[: len(whole) // 2])
     elif setup == "part of another chunk":
         shutil.copy(parts / "part-000000.parquet", parts / "part-000001.parquet")
+    elif setup == "hardware profile edited":
+        # models/hardware.toml as a user edits it: the profile the base scenario names
+        profiles = dict(hardware_profiles())
+        profiles["cerebras-class"] = profiles["cerebras-class"].model_copy(
+            update={"overhead_ms": 500.0}
+        )
+        monkeypatch.setattr(scenario_module, "hardware_profiles", lambda: profiles)
     elif setup == "manifest not JSON":
         manifest.write_text("{")
     elif setup == "manifest empty object":
@@ -119,6 +152,7 @@ def test_every_command_of_the_corpus_is_one_line_and_exit_code_2(
     cli: Callable[..., CliResult],
     tmp_path: Path,
     results: Path,
+    finished: Callable[[str], Path],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     for name, value in case.get("env", {}).items():
@@ -128,12 +162,17 @@ def test_every_command_of_the_corpus_is_one_line_and_exit_code_2(
         monkeypatch.chdir(tmp_path / case["cwd"])
     with contextlib.ExitStack() as held:
         if "setup" in case:
-            damage(case["setup"], results, tmp_path / "res")
+            source = finished(case.get("results", "sweep-small.toml"))
+            damage(case["setup"], source, tmp_path / "res", monkeypatch)
         if case.get("setup") == "lock held":
             held.enter_context(writer_lock(tmp_path / "res"))
         result = cli(*arguments(case, tmp_path, results))
     if case.get("exit", 2) == 0:
         assert_ran_cleanly(result)
+        for fragment in case.get("stdout", []):
+            assert fragment in result.stdout, (fragment, result.stdout)
+        if "setup" in case:
+            assert_whole(tmp_path / "res")
     elif "kept" in case or case.get("progress"):
         assert_kept_then_one_error(result, case)
     else:

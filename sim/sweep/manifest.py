@@ -64,16 +64,23 @@ class Manifest(BaseModel):
 
     def part_rows(self, chunk: int) -> int:
         """Rows of part ``chunk``: its runs (point x seed) times the transports."""
-        runs = min(self.points_per_part, self.runs - chunk * self.points_per_part)
-        return runs * len(self.transports)
+        return len(self.runs_of(chunk)) * len(self.transports)
+
+    def runs_of(self, chunk: int) -> list[tuple[int, int]]:
+        """The runs (point, seed) of chunk ``chunk``, in order: points first, then seeds."""
+        first = chunk * self.points_per_part
+        last = min(self.runs, first + self.points_per_part)
+        count = len(self.seeds)
+        return [(run // count, self.seeds[run % count]) for run in range(first, last)]
 
 
-def manifest_of(sweep: Sweep) -> Manifest:
-    """The manifest of ``sweep`` as run by this version."""
+def manifest_of(sweep: Sweep, fingerprint: str) -> Manifest:
+    """The manifest of ``sweep`` as run by this version (``fingerprint``: its
+    ``sim.sweep.fingerprint.resolve``)."""
     current = package_version()
     return Manifest(
         name=sweep.file.name,
-        fingerprint=sweep.fingerprint(current),
+        fingerprint=fingerprint,
         loopbudget_version=current,
         engine=sweep.file.engine.value,
         transports=tuple(t.value for t in sweep.file.transports),

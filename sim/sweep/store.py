@@ -43,21 +43,24 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from models.errors import ScenarioError
+from sim.sweep.fingerprint import Resolved, part_metadata, resolve
 from sim.sweep.manifest import (
     LEGACY_NAMES,
     MANIFEST,
     OWN_FILES,
     PARTS,
     SWEEP_FILE,
-    Manifest,
     manifest_of,
     metadata_path,
+    package_version,
     read_manifest,
 )
+from sim.sweep.part_check import changed_point, checked_part
 from sim.sweep.rows import ERROR, POINT, SEED, TRANSPORT
 from sim.sweep.sweepfile import Sweep
 
 _PART = re.compile(r"^part-(\d{6})\.parquet$")
+_WHAT_CHANGES = "the sweep file, its base scenario, a hardware profile or the version changed"
 
 
 @dataclass(frozen=True)
@@ -78,8 +81,9 @@ class ResultsDir:
         self.path = path
         self.parts = path / PARTS
 
-    def survey(self, sweep: Sweep, resume: bool) -> Survey:
-        """Check that ``sweep`` may write here and find its finished parts; writes nothing."""
+    def survey(self, sweep: Sweep, resume: bool, resolved: Resolved) -> Survey:
+        """Check that ``sweep`` (its points ``resolved``) may write here and find its
+        finished parts; writes nothing."""
         if self.path.exists() and not self.path.is_dir():
             raise ScenarioError(f"--out {self.path}: exists and is not a directory")
         if not metadata_path(self.path, MANIFEST).is_file():
@@ -91,24 +95,25 @@ class ResultsDir:
                 "add --resume to finish them, or choose another directory"
             )
         found = read_manifest(self.path)
-        expected = manifest_of(sweep)
+        expected = manifest_of(sweep, resolved.fingerprint)
         if found.fingerprint != expected.fingerprint:
             raise ScenarioError(
                 f"--resume: {self.path} holds results of a different sweep "
-                f"({found.name!r}, loopbudget {found.loopbudget_version}); "
-                "the sweep file, its base scenario or the version changed"
+                f"({found.name!r}, loopbudget {found.loopbudget_version}): "
+                f"{changed_point(self._part_files(), resolved) or _WHAT_CHANGES}; "
+                "run it into another directory"
             )
         survey = Survey(replaced=self._old_layout_files(sweep))
         for part in self._part_files():
             number = int(_PART.match(part.name)[1])
-            problem = checked_part(part, number, expected)[1]
+            problem = checked_part(part, number, expected, resolved)[1]
             if problem is None:
                 survey.finished.add(number)
             else:
                 survey.damaged[part.name] = problem
         return survey
 
-    def prepare(self, sweep: Sweep, survey: Survey) -> None:
+    def prepare(self, sweep: Sweep, survey: Survey, resolved: Resolved) -> None:
         """Write the sweep file and the manifest; drop damaged parts and stale temporary files.
 
         Call it holding the directory's lock (``sim.sweep.lock.writer_lock``): a
@@ -117,7 +122,8 @@ class ResultsDir:
         # The manifest first: a writer killed after it leaves a directory that says whose
         # the files beside it are.
         self.path.mkdir(parents=True, exist_ok=True)
-        _write_atomic(self.path / MANIFEST, manifest_of(sweep).model_dump_json(indent=2).encode())
+        self._written = (manifest_of(sweep, resolved.fingerprint), resolved)
+        _write_atomic(self.path / MANIFEST, self._written[0].model_dump_json(indent=2).encode())
         _write_atomic(self.path / SWEEP_FILE, sweep.text.encode())
         for name in survey.replaced:
             (self.path / name).unlink(missing_ok=True)
@@ -128,9 +134,10 @@ class ResultsDir:
             (self.parts / name).unlink()
 
     def open(self, sweep: Sweep, resume: bool) -> set[int]:
-        """``survey`` then ``prepare``: the chunks already finished."""
-        survey = self.survey(sweep, resume)
-        self.prepare(sweep, survey)
+        """``resolve``, ``survey`` then ``prepare``: the chunks already finished."""
+        resolved = resolve(sweep, package_version())
+        survey = self.survey(sweep, resume, resolved)
+        self.prepare(sweep, survey, resolved)
         return survey.finished
 
     def finished(self) -> set[int]:
@@ -138,7 +145,12 @@ class ResultsDir:
         return {int(_PART.match(p.name)[1]) for p in self._part_files()}
 
     def write_part(self, chunk: int, table: pa.Table) -> None:
-        """Write the rows of one finished chunk as one Parquet part, atomically."""
+        """Write the rows of one finished chunk as one Parquet part, atomically, with what
+        it records about itself (``part_metadata``); call ``prepare`` first."""
+        manifest, resolved = self._written
+        table = table.replace_schema_metadata(
+            part_metadata(resolved, chunk, manifest.runs_of(chunk))
+        )
         final = self.parts / f"part-{chunk:06d}.parquet"
         temporary = self.parts / f".{final.name}.tmp"
         pq.write_table(table, temporary, write_page_checksum=True)
@@ -176,16 +188,6 @@ class ResultsDir:
         return sorted(p for p in self.parts.iterdir() if _PART.match(p.name))
 
 
-def checked_part(path: Path, chunk: int, manifest: Manifest) -> tuple[pa.Table | None, str | None]:
-    """A part's rows and what is wrong with it (None when whole): its footer, its row
-    count and the checksum of every page are checked."""
-    try:
-        table = pq.read_table(path, page_checksum_verification=True)
-    except (pa.ArrowException, OSError) as error:
-        return None, str(error).splitlines()[0]
-    return table, _rows_problem(table, chunk, manifest)
-
-
 def read_results(path: Path | str) -> pa.Table:
     """All rows of a results directory, sorted by point, transport (file order) and seed."""
     path = Path(path)
@@ -201,7 +203,7 @@ def read_results(path: Path | str) -> pa.Table:
                 f"{path}: {PARTS}/{part.name} is damaged ({problem}); run the sweep again "
                 "with --resume to recompute it"
             )
-        tables.append(table)
+        tables.append(table.replace_schema_metadata(None))
     table = pa.concat_tables(tables, promote_options="permissive")
     order = pc.index_in(table[TRANSPORT], value_set=pa.array(list(manifest.transports)))
     table = table.append_column("_transport_order", order)
@@ -216,17 +218,6 @@ def failures(table: pa.Table) -> tuple[int, str | None]:
     failed = table.filter(pc.is_valid(table[ERROR]))
     runs = set(zip(failed[POINT].to_pylist(), failed[SEED].to_pylist(), strict=True))
     return len(runs), (failed[ERROR][0].as_py() if failed.num_rows else None)
-
-
-def _rows_problem(table: pa.Table, chunk: int, manifest: Manifest) -> str | None:
-    if chunk >= manifest.chunks:
-        return f"the sweep has {manifest.chunks} parts, not part {chunk}"
-    expected = manifest.part_rows(chunk)
-    if table.num_rows != expected:
-        return f"{table.num_rows} rows, expected {expected}"
-    if TRANSPORT not in table.column_names or POINT not in table.column_names:
-        return f"no {TRANSPORT!r} or {POINT!r} column"
-    return None
 
 
 def _text_or_none(path: Path) -> str | None:
