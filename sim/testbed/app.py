@@ -24,6 +24,7 @@ from starlette.websockets import WebSocket
 
 from sim.des.streams import Draw, stream
 from sim.testbed.emulator import Emulator
+from sim.testbed.limits import Limits
 from sim.testbed.protocol import ApiError, Event, sse
 from sim.testbed.ws_connection import Socket
 
@@ -65,7 +66,7 @@ class Service:
             await JSONResponse(error.http_json(), 401)(scope, receive, send)
             return
         try:
-            body = json.loads(await request.body())
+            body = json.loads(await _bounded_body(scope, receive, self.emulator.limits))
             if not isinstance(body, dict):
                 raise ValueError("not an object")
             prepared = self.emulator.prepare(body, http=True, cache=None)
@@ -111,7 +112,7 @@ class Service:
     async def log_endpoint(self, request: Request) -> JSONResponse:
         offset = int(request.query_params.get("since", "0"))
         records = self.emulator.log.since(offset)
-        return JSONResponse({"records": records, "next": offset + len(records)})
+        return JSONResponse({"records": records, "next": len(self.emulator.log)})
 
     async def stats_endpoint(self, request: Request) -> JSONResponse:
         return JSONResponse(
@@ -120,6 +121,8 @@ class Service:
                 "in_flight": self.emulator.in_flight,
                 "background": len(self.emulator.background),
                 "open_sockets": self.open_sockets,
+                "stored_responses": len(self.emulator.store),
+                "stored_bytes": self.emulator.store.bytes,
                 "peak_sockets": self.peak_sockets,
                 "busy": {p.value: pool.busy for p, pool in self.emulator.pools.pools.items()},
                 "timer_lead_s": self.emulator.lead.lead_s,
@@ -131,6 +134,34 @@ class Service:
         start_s = float(request.query_params["start"])
         end_s = float(request.query_params["end"])
         return JSONResponse({"utilization": self.emulator.pools.utilization(start_s, end_s)})
+
+
+async def _bounded_body(scope: Scope, receive: Receive, limits: Limits) -> bytes:
+    """The request body, read no further than ``limits.max_body_bytes`` (else a 413)."""
+    most = limits.max_body_bytes
+    declared = dict(scope["headers"]).get(b"content-length", b"0")
+    if declared.isdigit() and int(declared) > most:
+        raise _too_large(int(declared), most)
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise asyncio.CancelledError
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > most:
+            raise _too_large(size, most)
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _too_large(size: int, most: int) -> ApiError:
+    return ApiError(
+        413,
+        "request_too_large",
+        f"The request body has {size:,} bytes or more; at most {most:,} are read.",
+    )
 
 
 class _Asgi:

@@ -19,7 +19,8 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import uvicorn
 
@@ -28,7 +29,9 @@ from models.scenario import Scenario
 from sim.testbed import clock
 from sim.testbed.app import Service
 from sim.testbed.clock import TimerLead
+from sim.testbed.connection_limit import limited_protocol
 from sim.testbed.emulator import Emulator
+from sim.testbed.limits import Limits, connection_limit, raise_descriptor_limit
 
 HOST = "127.0.0.1"
 DEFAULT_API_KEY = "loopbudget-testbed"
@@ -45,6 +48,11 @@ class ServerSettings:
     api_key: str = DEFAULT_API_KEY
     port: int = 0
     max_frame_bytes: int = MAX_FRAME_BYTES
+    limits: Limits = field(default_factory=Limits)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ServerSettings:
+        return cls(**{**data, "limits": Limits(**data["limits"])})
 
 
 def keepalive_timeout_s(scenario: Scenario) -> float:
@@ -58,10 +66,12 @@ async def serve(
 ) -> None:
     """Serve until SIGINT/SIGTERM; ``on_ready`` gets the bound port."""
     lead = await TimerLead.measure()
-    service = Service(Emulator(scenario, lead), settings.api_key, settings.max_frame_bytes)
+    emulator = Emulator(scenario, lead, settings.limits)
+    service = Service(emulator, settings.api_key, settings.max_frame_bytes)
+    most = connection_limit(settings.limits, raise_descriptor_limit())
     config = uvicorn.Config(
         service.app(),
-        http="h11",
+        http=limited_protocol(most),
         ws="websockets-sansio",
         ws_max_size=4 * settings.max_frame_bytes,
         ws_ping_interval=None,
@@ -86,7 +96,7 @@ def _child_main() -> None:
     """The child process: read the settings from stdin, serve, stop when stdin closes."""
     request = json.loads(sys.stdin.readline())
     scenario = validate(request["scenario"])
-    settings = ServerSettings(**request["settings"])
+    settings = ServerSettings.from_json(request["settings"])
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
