@@ -21,6 +21,7 @@ from sim.analysis.metrics import Metric
 from sim.analysis.results import RunResult
 from sim.analysis.run import Engine, parse_engine, parse_spec
 from sim.analysis.run import load as load_scenario_of
+from sim.analysis.workers_need import worker_share
 from sim.cli.output import json_text
 from sim.sweep.workers import replication_workers
 from sim.turn.transports import Transport
@@ -82,11 +83,15 @@ def load(
     if chosen is Engine.ANALYTIC:
         results = analytic_points(spec, points, parsed.transport)
     else:
-        for point in points:
+        needs = [
             check_fleet(f"{spec} at {point_label(point)}", point, parsed.transport)
+            for point in points
+        ]
         results = []
         try:
-            _simulate(spec, points, parsed.transport, workers, scheduler, results)
+            _simulate(
+                spec, points, parsed.transport, (workers, worker_share(needs)), scheduler, results
+            )
         finally:
             # Points already simulated are printed even when a later one fails or is interrupted.
             if results:
@@ -127,17 +132,18 @@ def _simulate(
     spec: str,
     points: list[Scenario],
     transport: Transport,
-    workers: int | None,
+    workers: tuple[int | None, float],
     scheduler: str | None,
     results: list[RunResult],
 ) -> None:
     """Every load point's replications, in parallel, with a progress bar on a terminal;
-    each finished point is appended to ``results`` at once."""
+    each finished point is appended to ``results`` at once.  ``workers``: how many local
+    processes (None: one per core) and the most work one holds."""
     total = sum(p.load.replications for p in points)
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     console = Console(stderr=True)
     with (
-        replication_workers(workers, scheduler) as pool,
+        replication_workers(workers[0], scheduler, workers[1]) as pool,
         Progress(*columns, console=console, transient=True, disable=not sys.stderr.isatty()) as bar,
     ):
         task = bar.add_task(f"{spec}: replications", total=total)

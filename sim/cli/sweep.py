@@ -18,6 +18,7 @@ from models.errors import ScenarioError
 from models.loading import parse_assignment, validate
 from sim.analysis.estimates import check_run
 from sim.analysis.run import Engine
+from sim.analysis.workers_need import worker_share
 
 FAILED_POINTS = 1
 """Exit code when the sweep finished but some points failed (bad input is 2)."""
@@ -54,7 +55,6 @@ def sweep(file: Path, out: Path, workers: int | None, scheduler: str | None, res
 
     if workers is not None and scheduler is not None:
         raise ScenarioError("--workers and --scheduler: give one of them, not both")
-    check_workers(workers)
     loaded = load_sweep(file)
     if workers is None and scheduler is None:
         workers = default_sweep_workers(loaded)
@@ -67,8 +67,11 @@ def sweep(file: Path, out: Path, workers: int | None, scheduler: str | None, res
         check_address(scheduler)
     base = validate(loaded.base_raw)
     analytic = loaded.file.engine is Engine.ANALYTIC
-    for transport in loaded.file.transports:
+    needs = [
         check_run(f"{file}: the base point", base, transport, analytic, loaded.file.rollouts)
+        for transport in loaded.file.transports
+    ]
+    check_workers(workers, worker_share(needs))
     outcome = run_sweep(loaded, out, workers, scheduler, resume)
     unit = "points" if len(loaded.seeds) == 1 else "points x seeds"
     shape = (

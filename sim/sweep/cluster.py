@@ -8,36 +8,27 @@ sweep given a wrong address fails fast and leaves nothing behind.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from models.errors import ScenarioError
+from sim.analysis.workers_need import check_workers as limit_workers
+from sim.analysis.workers_need import usable_cores
 
 CONNECT_TIMEOUT_S = 10
 """How long a sweep waits for its scheduler to answer."""
-MAX_WORKERS_PER_CORE = 4
-"""Local workers allowed per core: each is a Python process of its own."""
 
 
-def default_workers() -> int:
-    """One worker per core this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-
-
-def check_workers(workers: int | None) -> None:
-    """Refuse a number of local worker processes that is negative or far above the cores."""
+def check_workers(workers: int | None, share_bytes: float = 0.0) -> None:
+    """Refuse a number of local worker processes that is negative, far above the cores, or
+    over the memory cap with ``share_bytes`` of work each (``sim.analysis.workers_need``)."""
     if workers is None:
         return
-    most = MAX_WORKERS_PER_CORE * default_workers()
     if workers < 0:
         raise ScenarioError(f"--workers = {workers}: must be >= 0")
-    if workers > most:
-        raise ScenarioError(
-            f"--workers = {workers}: at most {most} "
-            f"({MAX_WORKERS_PER_CORE} per core, {default_workers()} cores)"
-        )
+    if workers > 0:
+        limit_workers("--workers", workers, share_bytes)
 
 
 def check_address(address: str) -> None:
@@ -85,7 +76,7 @@ def client(workers: int | None, scheduler: str | None) -> Iterator[Any]:
             yield connected
         return
     cluster = LocalCluster(
-        n_workers=workers or default_workers(),
+        n_workers=workers or usable_cores(),
         threads_per_worker=1,
         processes=True,
         host="127.0.0.1",

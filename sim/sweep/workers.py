@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from models.errors import ScenarioError
+from sim.analysis.workers_need import check_workers, usable_cores
 
 
 @dataclass(frozen=True)
@@ -26,18 +27,18 @@ class Workers:
     where: str
 
 
-def default_workers() -> int:
-    """One worker per core this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-
-
 def _ready(_task: int) -> int:
     return os.getpid()
 
 
 @contextmanager
-def replication_workers(workers: int | None, scheduler: str | None) -> Iterator[Workers]:
-    """Local processes (``workers``, default one per core; 1 runs here) or a Dask scheduler."""
+def replication_workers(
+    workers: int | None, scheduler: str | None, share_bytes: float = 0.0
+) -> Iterator[Workers]:
+    """Local processes (``workers``, default one per core; 1 runs here) or a Dask scheduler.
+
+    Local processes are estimated first, each with ``share_bytes`` of work
+    (``sim.analysis.workers_need.worker_share``), and refused over the memory cap."""
     if workers is not None and scheduler is not None:
         raise ScenarioError("--workers and --scheduler: give one of them, not both")
     if workers is not None and workers < 1:
@@ -53,7 +54,8 @@ def replication_workers(workers: int | None, scheduler: str | None) -> Iterator[
             threads = sum(client.nthreads().values())
             yield Workers(client.get_executor(pure=False), max(threads, 1), scheduler)
         return
-    count = workers or default_workers()
+    count = workers or usable_cores()
+    check_workers("--workers" if workers else "workers (one per core)", count, share_bytes)
     if count == 1:
         yield Workers(None, 1, "this process")
         return
