@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from app_support import APP, TIMEOUT_S, upload
@@ -125,6 +126,9 @@ def damage(setup: str, results: Path, copy: Path, monkeypatch: pytest.MonkeyPatc
         (parts / "part-000000.parquet").write_bytes(whole[: len(whole) // 2])
     elif setup == "part of another chunk":
         shutil.copy(parts / "part-000000.parquet", parts / "part-000001.parquet")
+    elif setup == "a part of 100,000 rows":
+        rows = pq.read_table(parts / "part-000000.parquet")
+        pq.write_table(pa.concat_tables([rows] * 25_000), parts / "part-000001.parquet")
     elif setup == "hardware profile edited":
         # models/hardware.toml as a user edits it: the profile the base scenario names
         profiles = dict(hardware_profiles())
@@ -189,7 +193,12 @@ def test_every_command_of_the_corpus_is_one_line_and_exit_code_2(
 def test_every_dashboard_case_is_a_message_and_the_page_keeps_its_state(
     case: dict[str, Any], tmp_path: Path, results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    shutil.copytree(results, tmp_path / "results" / "small")
+    for name, value in case.get("env", {}).items():
+        monkeypatch.setenv(name, value)
+    if "setup" in case:
+        damage(case["setup"], results, tmp_path / "results" / "small", monkeypatch)
+    else:
+        shutil.copytree(results, tmp_path / "results" / "small")
     monkeypatch.chdir(tmp_path)
     app = AppTest.from_file(APP, default_timeout=TIMEOUT_S).run()
     before = app.markdown[0].value
@@ -197,6 +206,14 @@ def test_every_dashboard_case_is_a_message_and_the_page_keeps_its_state(
         upload(app, case["upload"], (BAD / case["upload"]).read_bytes())
     elif "explorer_path" in case:
         app.text_input(key="sweep:path").input(case["explorer_path"]).run()
+    elif "parquet_upload" in case:
+        app.radio(key="sweep:source").set_value("a Parquet file").run()
+        content = (BAD / case["parquet_upload"]).read_bytes()
+        app.file_uploader(key="sweep:upload").set_value(
+            (case["parquet_upload"], content, "application/octet-stream")
+        ).run()
+    elif "setup" in case:
+        pass  # the explorer opens the damaged directory on page load
     else:
         app.radio(key="sweep:source").set_value("a Parquet file").run()
         empty = io.BytesIO()

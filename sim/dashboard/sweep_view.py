@@ -95,6 +95,5 @@ def _chosen_sweep(source: str) -> tuple[str, SweepResults] | None:
     if path is None:
         st.info(f"No sweep results under {root}/ yet: run `loopbudget sweep`.")
         return None
-    parts = sweeps.inside_root(root, path) / "parts"
-    count = len(list(parts.iterdir())) if parts.is_dir() else 0
-    return f"{path}|{count}", sweep_results(path, count)
+    version = sweeps.results_version(sweeps.inside_root(root, path))
+    return version, sweep_results(path, version)

@@ -6,6 +6,8 @@ plot`` draw the same thing from the same rows.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import io
 import os
 from pathlib import Path
@@ -19,6 +21,7 @@ from matplotlib.figure import Figure
 from models.errors import ScenarioError
 from sim.sweep.manifest import MANIFEST, metadata_path
 from sim.sweep.plots import heat_map, line_plot, tornado
+from sim.sweep.read_estimate import check_read
 from sim.sweep.results_table import Results
 from sim.sweep.rows import BASELINE, ERROR, INTEGER_COLUMNS, TRANSPORT
 
@@ -55,9 +58,26 @@ def inside_root(root: Path, chosen: str) -> Path:
     return path
 
 
+def results_version(directory: Path) -> str:
+    """What identifies a results directory's contents: its resolved path and the size and
+    modification time of its manifest and every part (a sweep still writing, a part
+    recomputed, another directory at the same path)."""
+    files = [metadata_path(directory, MANIFEST)]
+    parts = directory / "parts"
+    if parts.is_dir():
+        files += sorted(parts.iterdir())
+    stamps = []
+    for file in files:
+        with contextlib.suppress(OSError):
+            status = file.stat()
+            stamps.append(f"{file.name}:{status.st_size}:{status.st_mtime_ns}")
+    return f"{directory.resolve()}|{hashlib.sha256(','.join(stamps).encode()).hexdigest()}"
+
+
 def results_from_parquet(file_name: str, content: bytes) -> Results:
     """Rows of an uploaded Parquet file; swept paths are the dotted column names."""
     try:
+        check_read(file_name, [pq.read_metadata(io.BytesIO(content))])
         table = pq.read_table(io.BytesIO(content))
     except (pa.ArrowException, OSError) as error:
         raise ScenarioError(f"{file_name}: not a Parquet file of sweep rows ({error})") from None

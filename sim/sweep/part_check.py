@@ -30,6 +30,8 @@ def checked_part(
     resuming) also checks its runs' point hashes against the points as they resolve now."""
     try:
         table = pq.read_table(path, page_checksum_verification=True)
+    except pa.ArrowMemoryError:
+        raise  # the machine, not the part: never taken for damage
     except (pa.ArrowException, OSError) as error:
         return None, str(error).splitlines()[0]
     return table, _rows_problem(table, chunk, manifest) or _record_problem(

@@ -56,6 +56,7 @@ from sim.sweep.manifest import (
     read_manifest,
 )
 from sim.sweep.part_check import changed_point, checked_part
+from sim.sweep.read_estimate import check_read
 from sim.sweep.rows import ERROR, POINT, SEED, TRANSPORT
 from sim.sweep.sweepfile import Sweep
 
@@ -195,6 +196,7 @@ def read_results(path: Path | str) -> pa.Table:
     parts = ResultsDir(path)._part_files()
     if not parts:
         raise ScenarioError(f"{path}: no finished points yet")
+    check_read(f"reading {path}", filter(None, map(_footer, parts)))
     tables = []
     for part in parts:
         table, problem = checked_part(part, int(_PART.match(part.name)[1]), manifest)
@@ -218,6 +220,14 @@ def failures(table: pa.Table) -> tuple[int, str | None]:
     failed = table.filter(pc.is_valid(table[ERROR]))
     runs = set(zip(failed[POINT].to_pylist(), failed[SEED].to_pylist(), strict=True))
     return len(runs), (failed[ERROR][0].as_py() if failed.num_rows else None)
+
+
+def _footer(part: Path) -> pq.FileMetaData | None:
+    """A part's Parquet footer (None if it cannot be read: the part is checked as it is read)."""
+    try:
+        return pq.read_metadata(part)
+    except (pa.ArrowException, OSError):
+        return None
 
 
 def _text_or_none(path: Path) -> str | None:
