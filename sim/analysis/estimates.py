@@ -170,7 +170,8 @@ def single_agent_need(
         + runs * rollouts * RECORD_BYTES_PER_ROLLOUT
         + kept_turns * per_turn
     )
-    basis = f"{runs * rollouts:,} rollouts x {mean:,.1f} turns"
+    runs_of = f"{runs} runs x " if runs > 1 else ""
+    basis = f"{runs_of}{rollouts:,} rollouts x {mean:,.1f} turns"
     if traced:
         basis += f", traced at {TRACE_BYTES_PER_TURN:,} bytes per turn"
     return Need(what, memory, basis, kept_turns, basis, longest)

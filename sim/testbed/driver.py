@@ -21,12 +21,11 @@ from openai import AsyncOpenAI, omit
 from websockets.exceptions import ConnectionClosed
 
 from models.scenario import Scenario
-from sim.des.streams import BLOCK_ROLLOUTS
 from sim.testbed.agent import MODEL, ConnectionCounter, Prompt, sdk_client, tool_output_text
 from sim.testbed.app import CALIBRATION_HEADER
 from sim.testbed.clock import TimerLead
 from sim.testbed.records import RolloutRecord, TurnRecord
-from sim.testbed.script import REPLICATION_KEY, ROLLOUT_KEY, block_turns
+from sim.testbed.script import REPLICATION_KEY, ROLLOUT_KEY, TurnBlocks
 from sim.turn.transports import Transport
 from sim.turn.turns import Turns
 
@@ -45,6 +44,7 @@ class Agent:
         api_key: str,
         lead: TimerLead,
         calibration: bool = False,
+        blocks: TurnBlocks | None = None,
     ) -> None:
         if transport is Transport.WS_APPEND:
             raise ValueError("ws-append (one long response per rollout) has no SDK loop")
@@ -52,14 +52,10 @@ class Agent:
         self.base_url, self.api_key, self.lead = base_url, api_key, lead
         self.prompt = Prompt.of(scenario)
         self.headers = {CALIBRATION_HEADER: "1"} if calibration else {}
-        self._turns: dict[tuple[int, int], Turns] = {}
+        self._blocks = blocks or TurnBlocks(scenario)
 
     def _plan(self, rollout: int, replication: int) -> tuple[Turns, int, int]:
-        block, local = divmod(rollout, BLOCK_ROLLOUTS)
-        if (replication, block) not in self._turns:
-            self._turns[(replication, block)] = block_turns(self.scenario, block, replication)
-        turns = self._turns[(replication, block)]
-        return turns, int(turns.offsets[local]), int(turns.offsets[local + 1])
+        return self._blocks.rollout(rollout, replication)
 
     @asynccontextmanager
     async def sdk(self, counter: ConnectionCounter | None = None) -> AsyncIterator[AsyncOpenAI]:

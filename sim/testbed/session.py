@@ -33,6 +33,7 @@ from sim.testbed.fleet import measure_fleet, simulated_fleet
 from sim.testbed.limits import raise_descriptor_limit
 from sim.testbed.observe import ServerView, split_turns
 from sim.testbed.results import LiveResult, TransportResult
+from sim.testbed.run_estimate import check_testbed
 from sim.testbed.server import DEFAULT_API_KEY, ServerSettings, emulator_process
 from sim.testbed.timescale import scale_time
 from sim.turn.transports import Transport
@@ -65,6 +66,13 @@ def run_testbed(request: Request, progress: Progress | None = None) -> LiveResul
     """Run ``request`` against its endpoint (a local emulator when none is given): one
     agent per transport, or the fleet of ``scenario.load`` when it has more than one."""
     check_emulated(request.scenario)
+    check_testbed(
+        request.spec,
+        request.scenario,
+        request.transports,
+        request.rollouts,
+        FLEET_REPLICATIONS,
+    )
     raise_descriptor_limit()  # a fleet holds a connection or two per agent
     scaled = scale_time(request.scenario, request.time_scale)
     measure = _measure_fleet if request.scenario.load.agents > 1 else _measure
