@@ -65,6 +65,8 @@ def arguments(case: dict[str, Any], tmp: Path, results: Path) -> list[str]:
     for argument in case["args"]:
         for name, value in places.items():
             argument = argument.replace(name, value)
+        if argument.startswith("{points:"):
+            argument = ",".join(str(n) for n in range(1, int(argument[8:-1]) + 1))
         out.append(argument)
     return out
 
