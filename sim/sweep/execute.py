@@ -42,6 +42,7 @@ from sim.sweep.rows import axis_kinds, error_rows, to_table
 from sim.sweep.store import ResultsDir, failures, read_results
 from sim.sweep.sweepfile import Sweep
 from sim.sweep.tasks import Context, Task, run_chunk_table
+from sim.sweep.work import WorkTally
 
 Part = tuple[int, pa.Table]
 """A finished chunk: its number and its rows."""
@@ -136,10 +137,17 @@ def run_sweep(
 
 
 def _resolve(sweep: Sweep, show_progress: bool) -> Resolved:
-    """Every point resolved and fingerprinted, with a bar of its own."""
+    """Every point resolved and fingerprinted, with a bar of its own; a DES sweep's work is
+    added up meanwhile and refused over its cap (``WorkTally``)."""
     points = sweep.runs // len(sweep.seeds)
+    tally = WorkTally(sweep, sweep.source) if sweep.file.engine is Engine.DES else None
     with _progress(f"{sweep.file.name}: resolving", points, 0, "points", show_progress) as bar:
-        return resolve(sweep, package_version(), lambda n: bar[0].advance(bar[1], n))
+        return resolve(
+            sweep,
+            package_version(),
+            lambda n: bar[0].advance(bar[1], n),
+            tally.visit if tally is not None else None,
+        )
 
 
 def default_sweep_workers(sweep: Sweep) -> int | None:

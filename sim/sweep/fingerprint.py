@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from models.scenario import Scenario
 from models.scenario_hash import HASH_DIGITS, scenario_hash
 from sim.sweep.design import expand
 from sim.sweep.points import point_scenario
@@ -48,18 +49,31 @@ class Resolved:
         return [[point, seed, self.hashes[point].decode()] for point, seed in runs]
 
 
-def point_hash(base_raw: dict[str, Any], assignments: dict[str, Any]) -> bytes:
-    """The resolved scenario's hash, or for a point validation refuses, the hash of why."""
+def point_hash(
+    base_raw: dict[str, Any],
+    assignments: dict[str, Any],
+    visit: Callable[[Scenario], None] | None = None,
+) -> bytes:
+    """The resolved scenario's hash (``visit`` sees the scenario), or for a point validation
+    refuses, the hash of why."""
     try:
         scenario = point_scenario(base_raw, assignments)
     except Exception as error:  # the point's rows record it; its hash must still be stable
         text = f"{type(error).__name__}: {error}".encode()
         return _REFUSED + hashlib.sha256(text).hexdigest()[: HASH_DIGITS - 1].encode()
+    if visit is not None:
+        visit(scenario)
     return scenario_hash(scenario).encode()
 
 
-def resolve(sweep: Sweep, version: str, advance: Callable[[int], None] | None = None) -> Resolved:
-    """Resolve every point of ``sweep`` (``advance`` is told of each) and fingerprint them."""
+def resolve(
+    sweep: Sweep,
+    version: str,
+    advance: Callable[[int], None] | None = None,
+    visit: Callable[[Scenario], None] | None = None,
+) -> Resolved:
+    """Resolve every point of ``sweep`` (``advance`` is told of each, ``visit`` sees each
+    resolved scenario) and fingerprint them."""
     head = {
         "sweep": sweep.file.model_dump(mode="json"),
         "seeds": sweep.seeds,
@@ -69,7 +83,7 @@ def resolve(sweep: Sweep, version: str, advance: Callable[[int], None] | None = 
     points = expand(sweep.file)
     hashes = np.empty(len(points), dtype=f"S{HASH_DIGITS}")
     for index, assignments in enumerate(points):
-        hashes[index] = point_hash(sweep.base_raw, assignments)
+        hashes[index] = point_hash(sweep.base_raw, assignments, visit)
         if advance is not None:
             advance(1)
     digest.update(hashes.tobytes())
