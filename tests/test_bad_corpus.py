@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import shutil
 import tomllib
 from collections.abc import Callable, Iterator
@@ -72,7 +73,10 @@ def arguments(case: dict[str, Any], tmp: Path, results: Path) -> list[str]:
 
 
 def given_files(case: dict[str, Any], tmp: Path) -> dict[Path, bytes]:
-    """Write the case's ``files`` under ``tmp`` (``@NAME`` copies ``NAME`` of this directory)."""
+    """Write the case's ``files`` under ``tmp`` (``@NAME`` copies ``NAME`` of this directory)
+    and make its ``fifos`` (named pipes)."""
+    for name in case.get("fifos", []):
+        os.mkfifo(tmp / name)
     written = {}
     for name, content in case.get("files", {}).items():
         path = tmp / name

@@ -24,15 +24,31 @@ def json_text(payload: dict[str, Any]) -> str:
 
 
 def check_writable(path: Path, option: str) -> None:
-    """Refuse an output file that could not be written, before any work is done."""
+    """Refuse an output file that could not be written, before any work is done: a
+    directory, a special file (a FIFO would block the write until read, a device or a
+    socket is no file), a missing directory, no permission."""
     parent = path.parent
     if path.is_dir():
         raise ScenarioError(f"{option} {path}: is a directory; give a file path")
+    if path.exists() and not path.is_file():
+        raise ScenarioError(
+            f"{option} {path}: is a {_special_kind(path)}, not a regular file; give a file path"
+        )
     if not parent.is_dir():
         raise ScenarioError(f"{option} {path}: no such directory {str(parent)!r}")
     writable = os.access(path, os.W_OK) if path.exists() else os.access(parent, os.W_OK | os.X_OK)
     if not writable:
         raise ScenarioError(f"{option} {path}: not writable")
+
+
+def _special_kind(path: Path) -> str:
+    if path.is_fifo():
+        return "FIFO (named pipe)"
+    if path.is_socket():
+        return "socket"
+    if path.is_block_device() or path.is_char_device():
+        return "device"
+    return "special file"
 
 
 def write_output(path: Path, option: str, write: Any) -> None:

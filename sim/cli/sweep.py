@@ -19,6 +19,7 @@ from models.loading import parse_assignment, validate
 from sim.analysis.estimates import check_run
 from sim.analysis.run import Engine
 from sim.analysis.workers_need import worker_share
+from sim.cli.output import check_writable
 
 FAILED_POINTS = 1
 """Exit code when the sweep finished but some points failed (bad input is 2)."""
@@ -143,7 +144,7 @@ def plot(
 ) -> None:
     """Plot sweep results from DIRECTORY as PNG and SVG."""
     from sim.sweep.labels import default_metric
-    from sim.sweep.plots import heat_map, line_plot, save, tornado
+    from sim.sweep.plots import figure_paths, heat_map, line_plot, save, tornado
     from sim.sweep.results_table import Results
 
     for option, values in (("--mark", marks), ("--contour", contours)):
@@ -165,6 +166,9 @@ def plot(
         figure = tornado(results, metric, where, transports)
     name = "-".join(filter(None, [kind, metric, x, hue]))
     base = directory / re.sub(r"[^A-Za-z0-9_-]+", "_", name) if out is None else _strip(out)
+    for path in figure_paths(base):
+        if path.parent.is_dir():
+            check_writable(path, "--out")
     for path in save(figure, base):
         click.echo(str(path))
 

@@ -173,10 +173,15 @@ def tornado(
     return figure
 
 
+def figure_paths(base: Path) -> list[Path]:
+    """The files ``save`` writes: ``base``.png and ``base``.svg."""
+    return [base.parent / f"{base.name}.png", base.parent / f"{base.name}.svg"]
+
+
 def save(figure: Figure, base: Path) -> list[Path]:
     """Write ``base``.png and ``base``.svg; return their paths."""
     base.parent.mkdir(parents=True, exist_ok=True)
-    paths = [base.parent / f"{base.name}.png", base.parent / f"{base.name}.svg"]
+    paths = figure_paths(base)
     for path in paths:
         figure.savefig(path, dpi=150)
     return paths
