@@ -6,7 +6,9 @@ what it sends with what must come back:
 
 - ``http``: ``requests``, each with ``body`` (text), optional ``method``,
   ``path`` (``/v1/responses``), ``auth = false``, ``headers``, and the answer's
-  ``status`` with, for an error, its ``code`` and ``param``;
+  ``status`` with, for an error, its ``code`` and ``param``; or a request the
+  client leaves (``leave_after_s``) whose pools the server must release within
+  ``released_within_s``; ``time_scale`` slows the emulator (default 0.01);
 - ``ws``: ``frames`` sent on one connection and ``expect`` per frame: an error
   event (``status``, ``code``, ``param``) or an event ``type``; with ``burst =
   true`` every frame is sent at once and ``expect`` counts the outcomes
@@ -25,6 +27,7 @@ from __future__ import annotations
 import json
 import resource
 import socket
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
@@ -63,18 +66,18 @@ def body_text(template: str) -> str:
 
 
 class Servers:
-    """One emulator per distinct set of limits, started when first asked for."""
+    """One emulator per distinct time scale and set of limits, started when first asked for."""
 
     def __init__(self) -> None:
         self._stack = ExitStack()
         self._urls: dict[str, str] = {}
-        self.scenario = scale_time(load_scenario("codex-spark"), TIME_SCALE)
 
-    def url(self, limits: dict[str, Any]) -> str:
-        key = json.dumps(limits, sort_keys=True)
+    def url(self, limits: dict[str, Any], time_scale: float = TIME_SCALE) -> str:
+        key = json.dumps([limits, time_scale], sort_keys=True)
         if key not in self._urls:
+            scenario = scale_time(load_scenario("codex-spark"), time_scale)
             settings = ServerSettings(limits=Limits(**limits))
-            self._urls[key] = self._stack.enter_context(emulator_process(self.scenario, settings))
+            self._urls[key] = self._stack.enter_context(emulator_process(scenario, settings))
         return self._urls[key]
 
     def close(self) -> None:
@@ -87,11 +90,10 @@ def idle_connections(base_url: str, count: int) -> Iterator[None]:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < count + 256:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, count + 1024), hard))
-    port = int(base_url.rsplit(":", 1)[1].split("/")[0])
     sockets = []
     try:
         for _ in range(count):
-            sockets.append(socket.create_connection(("127.0.0.1", port), timeout=10))
+            sockets.append(socket.create_connection(("127.0.0.1", _port(base_url)), timeout=10))
         yield
     finally:
         for held in sockets:
@@ -117,6 +119,9 @@ def run_http(case: dict[str, Any], base_url: str) -> None:
         for request in case["requests"]:
             headers = {**(AUTH if request.get("auth", True) else {}), **request.get("headers", {})}
             body = body_text(request.get("body", "")).encode()
+            if "leave_after_s" in request:
+                leave_then_check(base_url, body, request)
+                continue
             if "content_length" in request:
                 status, kind, text = declared_length(base_url, request["content_length"], body)
             else:
@@ -133,17 +138,43 @@ def run_http(case: dict[str, Any], base_url: str) -> None:
                 assert_error_shape(json.loads(text)["error"], request)
 
 
-def declared_length(base_url: str, length: int, body: bytes) -> tuple[int, str, str]:
-    """A POST whose head declares ``length`` bytes and which sends ``body`` only (a client
-    library refuses to); the answer's status, content type and text."""
-    port = int(base_url.rsplit(":", 1)[1].split("/")[0])
-    head = (
+def leave_then_check(base_url: str, body: bytes, request: dict[str, Any]) -> None:
+    """Send a request, disconnect after ``leave_after_s``, then see the server release its
+    pools within ``released_within_s``."""
+    with socket.create_connection(("127.0.0.1", _port(base_url)), timeout=30) as connection:
+        connection.sendall(_head(len(body)) + body)
+        time.sleep(request["leave_after_s"])
+        assert _stats(base_url)["in_flight"] == 1, "the request was still running"
+    deadline_s = time.monotonic() + request["released_within_s"]
+    while time.monotonic() < deadline_s:
+        stats = _stats(base_url)
+        if stats["in_flight"] == 0 and not any(stats["busy"].values()):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the server still holds the request: {_stats(base_url)}")
+
+
+def _stats(base_url: str) -> dict[str, Any]:
+    return httpx2.get(base_url + "/testbed/stats", headers=AUTH, timeout=30).json()
+
+
+def _port(base_url: str) -> int:
+    return int(base_url.rsplit(":", 1)[1].split("/")[0])
+
+
+def _head(length: int) -> bytes:
+    return (
         "POST /v1/responses HTTP/1.1\r\nhost: 127.0.0.1\r\n"
         f"authorization: {AUTH['authorization']}\r\ncontent-type: application/json\r\n"
         f"content-length: {length}\r\n\r\n"
-    )
-    with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
-        connection.sendall(head.encode() + body)
+    ).encode()
+
+
+def declared_length(base_url: str, length: int, body: bytes) -> tuple[int, str, str]:
+    """A POST whose head declares ``length`` bytes and which sends ``body`` only (a client
+    library refuses to); the answer's status, content type and text."""
+    with socket.create_connection(("127.0.0.1", _port(base_url)), timeout=30) as connection:
+        connection.sendall(_head(length) + body)
         answer = b""
         while b"\r\n\r\n" not in answer or len(answer.split(b"\r\n\r\n", 1)[1]) < _length(answer):
             chunk = connection.recv(65536)

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from app_support import APP, TIMEOUT_S, upload
-from server_cases import Servers, idle_connections, run_http, run_ws
+from server_cases import TIME_SCALE, Servers, idle_connections, run_http, run_ws
 from streamlit.testing.v1 import AppTest
 from support import CliResult, assert_one_line_error
 
@@ -251,7 +251,7 @@ def servers() -> Iterator[Servers]:
 def test_every_server_case_is_the_services_error_shape_and_the_server_goes_on(
     case: dict[str, Any], servers: Servers
 ) -> None:
-    base_url = servers.url(case.get("limits", {}))
+    base_url = servers.url(case.get("limits", {}), case.get("time_scale", TIME_SCALE))
     with idle_connections(base_url, case.get("idle", 0)):
         if case["server"] == "http":
             run_http(case, base_url)

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import re
+import signal
+import socket
+import subprocess
+import sys
 import time
 
 import httpx2
@@ -11,7 +17,7 @@ from server_cases import AUTH, FRESH_CONNECTIONS, create
 from models.loading import load_scenario
 from sim.testbed.limits import MB, Limits
 from sim.testbed.log import RequestLog
-from sim.testbed.server import ServerSettings, emulator_process
+from sim.testbed.server import GRACEFUL_SHUTDOWN_S, ServerSettings, emulator_process
 from sim.testbed.state import ITEM_OVERHEAD_BYTES, ResponseState, ResponseStore
 from sim.testbed.timescale import scale_time
 
@@ -80,3 +86,31 @@ def test_large_stored_inputs_stay_within_the_budget_and_the_oldest_is_forgotten(
         assert stale.json()["error"]["code"] == "previous_response_not_found"
         latest = {"previous_response_id": ids[-1]}
         assert client.post(url + "/responses", json=create("go", latest)).status_code == 200
+
+
+@pytest.mark.live
+def test_one_ctrl_c_stops_serve_while_a_request_is_in_flight() -> None:
+    """uvicorn waited for requests in flight (19 s and more) before it stopped."""
+    command = [sys.executable, "-c", "from sim.cli.app import main; main()"]
+    arguments = ["testbed", "serve", "codex-spark", "--time-scale", "20"]
+    server = subprocess.Popen([*command, *arguments], stdout=subprocess.PIPE, text=True)
+    try:
+        line = server.stdout.readline()
+        port = int(re.search(r"127\.0\.0\.1:(\d+)/v1", line)[1])
+        body = json.dumps(create("x" * 200_000)).encode()
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as held:
+            head = (
+                f"POST /v1/responses HTTP/1.1\r\nhost: x\r\nauthorization: {AUTH['authorization']}"
+                f"\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
+            )
+            held.sendall(head.encode() + body)
+            time.sleep(0.5)
+            stopped_s = time.monotonic()
+            server.send_signal(signal.SIGINT)
+            server.wait(timeout=10)
+            assert time.monotonic() - stopped_s < GRACEFUL_SHUTDOWN_S + 3.0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        server.stdout.close()

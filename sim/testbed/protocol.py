@@ -37,6 +37,10 @@ class ApiError(Exception):
     def http_json(self) -> dict[str, Any]:
         return {"error": self.body()}
 
+    def stream_event(self) -> Event:
+        """The ``error`` event that ends a stream of server-sent events."""
+        return {"type": "error", "code": self.code, "message": self.message, "param": self.param}
+
     def ws_event(self, stream_id: str | None = None) -> Event:
         event: Event = {"type": "error", "status": self.status, "error": self.body()}
         if stream_id is not None:

@@ -37,6 +37,8 @@ HOST = "127.0.0.1"
 DEFAULT_API_KEY = "loopbudget-testbed"
 MAX_FRAME_BYTES = 16 * 1024 * 1024
 """Largest frame the service reads; bigger ones get an error event (up to 4x, then a close)."""
+GRACEFUL_SHUTDOWN_S = 1.0
+"""How long a stopping server waits for the requests in flight before it cancels them."""
 _READY = "READY"
 _START_TIMEOUT_S = 60.0
 
@@ -76,6 +78,8 @@ async def serve(
         ws_max_size=4 * settings.max_frame_bytes,
         ws_ping_interval=None,
         timeout_keep_alive=keepalive_timeout_s(scenario),
+        # One Ctrl-C stops the server within this time, requests in flight or not.
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         log_level="warning",
         lifespan="off",
     )
