@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from pydantic import field_validator
@@ -10,6 +10,14 @@ from pydantic import field_validator
 from models.distributions import Distribution
 from models.fields import Section, param
 from models.strict import Float, Int
+
+Calls = TypeVar("Calls", int, float, np.ndarray)
+
+
+def rollout_turns(tool_calls: Calls) -> Calls:
+    """A rollout with n tool calls has n + 1 turns: each call's result is sent back in a
+    turn of its own, and the last turn gives the final answer."""
+    return tool_calls + 1
 
 
 class ToolKind(Section):

@@ -26,6 +26,8 @@ from sim.dashboard import charts, sweeps
 from sim.sweep.execute import run_sweep
 from sim.sweep.sweepfile import load_sweep
 
+pytestmark = pytest.mark.slow
+
 
 def test_fleet_preset_starts_with_a_note_and_single_agent_views(app: AppTest) -> None:
     app.selectbox(key="preset").set_value("codex-spark-fleet").run()

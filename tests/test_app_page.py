@@ -34,6 +34,8 @@ from sim.dashboard.knobs import COVERED_PATHS, DECODE, HARDWARE, KNOBS
 from sim.dashboard.rescale import decode_tps, with_decode_tps
 from sim.turn.transports import Transport
 
+pytestmark = pytest.mark.slow
+
 UP, DOWN = 1, -1
 HTTP, WS = "http", "ws"
 

@@ -24,6 +24,8 @@ from sim.sweep.execute import run_sweep
 from sim.sweep.sweepfile import load_sweep
 from sim.turn.transports import Transport
 
+pytestmark = pytest.mark.slow
+
 MIN_PX = 14
 
 

@@ -33,6 +33,7 @@ def block_id(entry: tuple[Path, str, str]) -> str:
     return f"{file.relative_to(regenerate.ROOT)}:{script}:{name}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("entry", BLOCKS, ids=[block_id(b) for b in BLOCKS])
 def test_each_generated_block_is_what_its_script_gives(entry: tuple[Path, str, str]) -> None:
     file, script, name = entry
@@ -42,6 +43,7 @@ def test_each_generated_block_is_what_its_script_gives(entry: tuple[Path, str, s
     assert body == regenerate.script(script).BLOCKS[name]() + "\n", "run `make docs`"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", regenerate.script_names())
 def test_the_numbers_quoted_in_prose_are_what_the_script_computes(script: str) -> None:
     stale = regenerate.stale_quotes(script, skip_slow=True)
@@ -58,6 +60,7 @@ def test_every_block_of_every_script_appears_once_in_the_docs() -> None:
     assert written == offered
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", [Transport.HTTP, Transport.WS])
 def test_the_light_rows_of_the_load_table_are_what_the_fleet_gives(transport: Transport) -> None:
     """Seed-pinned fleet runs at the lightest load of each transport (50 http, 250 ws

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from che_reference import characteristic_time_s, hit_rate
 
 from models.kv_cache import Eviction
-from sim.analytic.fleet.che import characteristic_time_s, hit_rate
 from sim.des.replica_prefixes import ReplicaPrefixes
 
 REQUESTS = 120_000

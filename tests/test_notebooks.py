@@ -12,6 +12,8 @@ import pytest
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
+pytestmark = [pytest.mark.notebook, pytest.mark.slow]
+
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.py"))
 TIMEOUT_S = 120
 

@@ -38,6 +38,7 @@ def drawn(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Axes, Pat
     return out
 
 
+@pytest.mark.slow
 def test_the_amdahl_curve_is_the_ws_rows_and_rises_with_decode_speed(drawn) -> None:
     ax, directory = drawn["amdahl"]
     xs, ys = by_x(rows(directory, "ws"), DECODE, "e2e_reduction")
@@ -92,6 +93,7 @@ def test_the_tornado_bars_are_the_one_at_a_time_rows_with_tool_calls_on_top(draw
     assert base == pytest.approx(1 - ws_s / http_s, rel=1e-9), "the base point is the preset"
 
 
+@pytest.mark.slow
 def test_each_script_writes_its_figure(drawn, tmp_path: Path) -> None:
     for name, (_, directory) in drawn.items():
         paths = script(name)["main"](["--out", str(directory), "--figure", str(tmp_path / name)])

@@ -16,9 +16,10 @@ from models.errors import ScenarioError
 from models.limits import MEMORY, ROLLOUT_TURNS, TURNS, Cap
 from models.scenario import Scenario
 from models.stages import POOLS, STAGES
-from sim.analysis.fleet_summary import offered_load
+from models.workload import rollout_turns
 from sim.analytic.agent.engine import expect
 from sim.analytic.agent.expectations import Expectation
+from sim.analytic.fleet.demand import fleet_demand
 from sim.analytic.fleet.rate_limit import rate_cap
 from sim.des.streams import BLOCK_ROLLOUTS
 from sim.turn.records import RolloutRecords
@@ -149,11 +150,11 @@ def check_fleet(what: str, scenario: Scenario, transport: Transport) -> Need:
 def longest_rollout_turns(scenario: Scenario) -> int:
     """Turns of the longest rollout the tool-call distribution allows."""
     values, probability = scenario.workload.tool_calls_per_rollout.support()
-    return int(values[probability > 0].max()) + 1
+    return rollout_turns(int(values[probability > 0].max()))
 
 
 def mean_rollout_turns(scenario: Scenario) -> float:
-    return scenario.workload.tool_calls_per_rollout.mean + 1.0
+    return rollout_turns(scenario.workload.tool_calls_per_rollout.mean)
 
 
 def single_agent_need(
@@ -195,7 +196,8 @@ def fleet_need(what: str, scenario: Scenario, transport: Transport) -> Need:
     else:
         per_replication = load.rollouts_per_s * window_s + 1.0
         in_window = load.rollouts_per_s * load.duration_s
-        busiest = max(offered_load(scenario, transport).values())
+        offered = fleet_demand(scenario, transport).offered_load(load.rollouts_per_s)
+        busiest = max(offered.values())
         queued = load.rollouts_per_s * e2e_s / (1.0 - busiest) if busiest < 1.0 else math.inf
         in_flight = min(per_replication, queued)
         who = f"{load.rollouts_per_s:,.6g} rollouts/s"

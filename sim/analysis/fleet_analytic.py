@@ -7,15 +7,15 @@ path waits and decode stretched by the batch.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from typing import Any
 
 from models.scenario import Scenario
 from models.scenario_hash import scenario_hash
 from models.stages import POOLS, STAGE_COLUMN, Stage
-from sim.analysis.fleet_results import FleetStats, MeanCi, RateLimited
+from sim.analysis.fleet_results import FleetHead, FleetStats, MeanCi, RateLimited
 from sim.analysis.fleet_summary import load_point, overload
 from sim.analysis.metrics import Metric
-from sim.analysis.results import Latency, RunResult
+from sim.analysis.results import FleetResult, Latency, RunResult, UnmeasuredPoint
 from sim.analytic.fleet.demand import FleetDemand, fleet_demand
 from sim.analytic.fleet.network import FleetPoint, closed_curve, open_point
 from sim.analytic.fleet.rate_limit import overload_reason
@@ -30,7 +30,7 @@ ANALYTIC_METHOD = (
 
 def analytic_points(
     spec_text: str, scenarios: list[Scenario], transport: Transport
-) -> list[RunResult]:
+) -> list[FleetResult]:
     """One result per load point, all from one demand and (closed load) one MVA curve; with
     KV residency the hit rate moves with the load, so each point has its own demand."""
     if scenarios[0].kv_cache.residency and len(scenarios) > 1:
@@ -59,7 +59,7 @@ def _result(
     transport: Transport,
     demand: FleetDemand,
     point: FleetPoint,
-) -> RunResult:
+) -> FleetResult:
     rate = scenario.load.rollouts_per_s
     offered = demand.offered_load(rate) if scenario.load.kind == "open" else None
     reason = None
@@ -71,10 +71,10 @@ def _result(
             or "decode stretched by the batch saturates the inference slots"
         )
         reason = f"{why} (means are not reported)"
-    stats = FleetStats(
+    fleet = FleetHead(
         load_point(scenario), 0, ANALYTIC_METHOD, point.stable, offered, reason, None, True
     )
-    head = {
+    head: dict[str, Any] = {
         "spec": spec_text,
         "scenario": scenario.name,
         "transport": transport,
@@ -84,15 +84,15 @@ def _result(
         "scenario_hash": scenario_hash(scenario),
     }
     if not point.stable:
-        return RunResult(**head, e2e_s=None, ttft_s=None, fleet=stats)
+        return UnmeasuredPoint(**head, fleet=fleet)
     e = demand.expectation
     budget = {stage: float(e.stage_s[STAGE_COLUMN[stage]]) for stage in Stage}
     budget[Stage.QUEUE] = sum(point.path_wait_s.values())
     budget[Stage.DECODE] = point.decode_s
     budget[Stage.RETRY] += point.rate_limit_wait_s
     turns_per_s = point.rollouts_per_s * e.turns
-    stats = replace(
-        stats,
+    stats = FleetStats(
+        **vars(fleet),
         throughput={
             Metric.TURNS_PER_S: MeanCi(turns_per_s, None),
             Metric.OUTPUT_TOKENS_PER_S: MeanCi(

@@ -23,7 +23,10 @@ class LoadPoint:
 
     @property
     def label(self) -> str:
-        return f"{self.agents} agents" if self.kind == "closed" else f"{self.rollouts_per_s:g}/s"
+        """As the command line gives it: ``1,000 agents`` or ``0.5 rollouts/s``."""
+        if self.kind == "closed":
+            return f"{self.agents:,} agents"
+        return f"{self.rollouts_per_s:g} rollouts/s"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -67,8 +70,8 @@ class RateLimited:
 
 
 @dataclass(frozen=True)
-class FleetStats:
-    """A fleet load point: how it was loaded, whether it is stable, what the pools did."""
+class FleetHead:
+    """A fleet load point: how it was loaded and whether it is stable."""
 
     load: LoadPoint
     replications: int
@@ -81,14 +84,6 @@ class FleetStats:
     MSER-5 cuts, never before ``load.warmup_s``); None for the analytic engine."""
     steady_state_reached: bool = True
     """False when some replication's series never settled: the run is too short."""
-    throughput: dict[Metric, MeanCi] | None = None
-    """Turns, output tokens and rollouts per second (``Metric.TURNS_PER_S``, ...)."""
-    utilization: dict[Pool, MeanCi] | None = None
-    mean_queue_length: dict[Pool, float] | None = None
-    wait_s_per_turn: dict[Pool, float] | None = None
-    mean_rollouts_in_system: float | None = None
-    rate_limit: RateLimited | None = None
-    """None without a rate limit."""
 
     def head_json(self) -> dict[str, Any]:
         offered = None
@@ -104,6 +99,20 @@ class FleetStats:
             Metric.WARMUP_CUT_S.value: self.warmup_cut_s,
             Metric.STEADY_STATE_REACHED.value: self.steady_state_reached,
         }
+
+
+@dataclass(frozen=True, kw_only=True)
+class FleetStats(FleetHead):
+    """A measured fleet load point: its head and what the pools did."""
+
+    throughput: dict[Metric, MeanCi]
+    """Turns, output tokens and rollouts per second (``Metric.TURNS_PER_S``, ...)."""
+    utilization: dict[Pool, MeanCi]
+    mean_queue_length: dict[Pool, float]
+    wait_s_per_turn: dict[Pool, float]
+    mean_rollouts_in_system: float
+    rate_limit: RateLimited | None
+    """None without a rate limit."""
 
     def body_json(self) -> dict[str, Any]:
         return {

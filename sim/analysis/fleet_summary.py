@@ -10,16 +10,17 @@ measured rollouts (or turns) of all replications.
 from __future__ import annotations
 
 from concurrent.futures import Executor
-from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
 from models.scenario import Scenario
 from models.scenario_hash import scenario_hash
 from models.stages import POOLS, STAGE_COLUMN, Pool, Stage
-from sim.analysis.fleet_results import FleetStats, LoadPoint, MeanCi, RateLimited
+from sim.analysis.estimates import check_fleet
+from sim.analysis.fleet_results import FleetHead, FleetStats, LoadPoint, MeanCi, RateLimited
 from sim.analysis.metrics import Metric
-from sim.analysis.results import Estimate, Latency, RunResult
+from sim.analysis.results import Estimate, FleetResult, Latency, RunResult, UnmeasuredPoint
 from sim.analysis.stats import log_t_interval, t_interval
 from sim.analysis.warmup import steady_state
 from sim.analytic.fleet.demand import fleet_demand
@@ -44,10 +45,20 @@ def run_fleet(
     trace_rollouts: int = 0,
     executor: Executor | None = None,
     indices: range | None = None,
+    what: str | None = None,
 ) -> list[Replication]:
     """The replications ``indices`` of one load point (default: all ``load.replications``),
     here one after another or in parallel on ``executor``.  Replication 0 keeps the turns
-    of ``trace_rollouts`` measured rollouts."""
+    of ``trace_rollouts`` measured rollouts.
+
+    The point is first checked against the caps and for a window long enough to measure
+    (``check_fleet``); ``what`` names it in a refusal (default: scenario, transport, load).
+    """
+    check_fleet(
+        what or f"{scenario.name}:{transport.value} at {load_point(scenario).label}",
+        scenario,
+        transport,
+    )
     indices = range(scenario.load.replications) if indices is None else indices
     jobs = [(scenario, transport, r, trace_rollouts if r == 0 else 0) for r in indices]
     if executor is None:
@@ -65,17 +76,17 @@ def offered_load(scenario: Scenario, transport: Transport) -> dict[Pool, float]:
 
 def fleet_result(
     spec_text: str, scenario: Scenario, transport: Transport, replications: list[Replication]
-) -> RunResult:
+) -> FleetResult:
     """The result of one load point (the keys of ``run --json`` plus the fleet's)."""
     point = load_point(scenario)
     stable, offered, reason = _stability(scenario, transport, replications)
     steady = steady_state(replications)
     replications = steady.replications
-    stats = FleetStats(
+    fleet = FleetHead(
         point, len(replications), CI_METHOD, stable, offered, reason, steady.cut_s, steady.settled
     )
     pooled = concatenate([r.records for r in replications])
-    head = {
+    head: dict[str, Any] = {
         "spec": spec_text,
         "scenario": scenario.name,
         "transport": transport,
@@ -85,10 +96,10 @@ def fleet_result(
         "scenario_hash": scenario_hash(scenario),
     }
     if not stable or pooled.count == 0:
-        return RunResult(**head, e2e_s=None, ttft_s=None, fleet=stats)
+        return UnmeasuredPoint(**head, fleet=fleet)
     per_rep = [r.records for r in replications]
-    stats = replace(
-        stats,
+    stats = FleetStats(
+        **vars(fleet),
         throughput={
             Metric.TURNS_PER_S: _rate_ci([r.turns_completed / r.window_s for r in replications]),
             Metric.OUTPUT_TOKENS_PER_S: _rate_ci(

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
 from models.stages import STAGES, Stage
-from sim.analysis.fleet_results import FleetStats
+from sim.analysis.fleet_results import FleetHead, FleetStats
 from sim.analysis.metrics import REDUCTIONS, Metric, Statistic
 from sim.turn.transports import Transport
 
@@ -58,14 +59,13 @@ class Latency:
         }
 
 
-@dataclass(frozen=True)
-class RunResult:
-    """One spec under one engine: the latency budget per rollout (and a fleet's statistics).
+F = TypeVar("F", bound=FleetStats | None)
 
-    The budget fields are None only for an unstable fleet point, whose means
-    do not exist.  ``seed`` and ``rollouts`` are None for the analytic engines,
-    which draw nothing.
-    """
+
+@dataclass(frozen=True)
+class ResultHead:
+    """What was run: the spec, its scenario's name, transport and engine, and what was drawn
+    (``seed`` and ``rollouts`` are None for the analytic engines, which draw nothing)."""
 
     spec: str
     scenario: str
@@ -73,42 +73,40 @@ class RunResult:
     engine: str
     seed: int | None
     rollouts: int | None
-    e2e_s: Latency | None
-    ttft_s: Latency | None
-    budget_s: dict[Stage, float] | None = None
-    api_cpu_s_per_rollout: float | None = None
-    safety_cpu_s_per_rollout: float | None = None
-    turns_per_rollout: float | None = None
-    reconnects_per_rollout: float | None = None
-    prefix_cache_hit_rate: float | None = None
+
+
+@dataclass(frozen=True)
+class RunResult(ResultHead, Generic[F]):
+    """One spec under one engine: the latency budget per rollout, and a fleet's statistics
+    (``RunResult[FleetStats]``; ``RunResult[None]`` for one agent)."""
+
+    e2e_s: Latency
+    ttft_s: Latency
+    budget_s: dict[Stage, float]
+    api_cpu_s_per_rollout: float
+    safety_cpu_s_per_rollout: float
+    turns_per_rollout: float
+    reconnects_per_rollout: float
+    prefix_cache_hit_rate: float
     """Cached prompt tokens over prompt tokens (``kv_cache``: an outcome of residency, or
     the fixed fraction's share in the simple mode)."""
+    fleet: F
     approximations: tuple[str, ...] = ()
-    fleet: FleetStats | None = None
     scenario_hash: str | None = None
     """``models.scenario_hash``: tells two scenarios apart (the seed is reported beside it)."""
     overrides: tuple[str, ...] = ()
     """The ``PATH=VALUE`` overrides applied to the spec's scenario, in order."""
 
-    @property
-    def stable(self) -> bool:
-        return self.fleet is None or self.fleet.stable
+    stable = True
+    """A result with means is a stable point (``UnmeasuredPoint`` is the other kind)."""
 
-    @property
+    @cached_property
     def budget_share(self) -> dict[Stage, float]:
         total = float(np.sum(list(self.budget_s.values())))
         return {stage: seconds / total for stage, seconds in self.budget_s.items()}
 
     def to_json(self) -> dict[str, Any]:
-        head: dict[str, Any] = {
-            Metric.SPEC: self.spec,
-            Metric.SCENARIO: self.scenario,
-            Metric.SCENARIO_HASH: self.scenario_hash,
-            Metric.OVERRIDES: list(self.overrides),
-            Metric.TRANSPORT: self.transport.value,
-            Metric.ENGINE: self.engine,
-            Metric.SEED: self.seed,
-        }
+        head = _head_json(self)
         if self.fleet is None:
             head[Metric.ROLLOUTS] = self.rollouts
             if self.approximations:
@@ -116,8 +114,7 @@ class RunResult:
         else:
             head.update(self.fleet.head_json())
             head[Metric.ROLLOUTS] = self.rollouts
-        if self.e2e_s is None:
-            return {**head, Metric.E2E_S: None, Metric.TTFT_S: None}
+        share = self.budget_share
         body = {
             Metric.E2E_S: self.e2e_s.to_json(),
             Metric.TTFT_S: self.ttft_s.to_json(),
@@ -127,7 +124,7 @@ class RunResult:
             Metric.RECONNECTS_PER_ROLLOUT: self.reconnects_per_rollout,
             Metric.PREFIX_CACHE_HIT_RATE: self.prefix_cache_hit_rate,
             Metric.BUDGET_S: {stage.value: self.budget_s[stage] for stage in STAGES},
-            Metric.BUDGET_SHARE: {stage.value: self.budget_share[stage] for stage in STAGES},
+            Metric.BUDGET_SHARE: {stage.value: share[stage] for stage in STAGES},
         }
         if self.fleet is not None:
             body.update(self.fleet.body_json())
@@ -144,16 +141,61 @@ class RunResult:
 
 
 @dataclass(frozen=True)
+class UnmeasuredPoint(ResultHead):
+    """A fleet load point without means: unstable (a queue grows without bound) or with no
+    rollout finished in its window.  Its JSON has the keys of ``RunResult`` with null means."""
+
+    fleet: FleetHead
+    scenario_hash: str | None = None
+    overrides: tuple[str, ...] = ()
+
+    @property
+    def stable(self) -> bool:
+        return self.fleet.stable
+
+    def to_json(self) -> dict[str, Any]:
+        head = _head_json(self)
+        head.update(self.fleet.head_json())
+        head[Metric.ROLLOUTS] = self.rollouts
+        return _plain({**head, Metric.E2E_S: None, Metric.TTFT_S: None})
+
+    def flat(self) -> dict[str, Any]:
+        return flatten(self.to_json())
+
+
+FleetResult = RunResult[FleetStats] | UnmeasuredPoint
+"""What a fleet load point gives: means, or the reason there are none."""
+
+
+def _head_json(result: RunResult[Any] | UnmeasuredPoint) -> dict[str, Any]:
+    return {
+        Metric.SPEC: result.spec,
+        Metric.SCENARIO: result.scenario,
+        Metric.SCENARIO_HASH: result.scenario_hash,
+        Metric.OVERRIDES: list(result.overrides),
+        Metric.TRANSPORT: result.transport.value,
+        Metric.ENGINE: result.engine,
+        Metric.SEED: result.seed,
+    }
+
+
+@dataclass(frozen=True)
 class Comparison:
     """Side b against baseline a: both runs and the reductions of b relative to a."""
 
-    a: RunResult
-    b: RunResult
+    a: RunResult[Any] | UnmeasuredPoint
+    b: RunResult[Any] | UnmeasuredPoint
     reductions: dict[Metric, Estimate]
     """Empty when a side is an unstable fleet point."""
 
     def reduction(self, metric: Metric) -> float:
         return self.reductions[metric].value
+
+    def measured(self) -> tuple[RunResult[Any], RunResult[Any]]:
+        """Both sides' results, when both have means (a reduction needs both)."""
+        if isinstance(self.a, UnmeasuredPoint) or isinstance(self.b, UnmeasuredPoint):
+            raise ValueError(f"{self.a.spec} against {self.b.spec}: a side has no means")
+        return self.a, self.b
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"a": self.a.to_json(), "b": self.b.to_json()}

@@ -57,25 +57,54 @@ def parse_engine(text: str) -> Engine:
 
 
 @dataclass(frozen=True)
-class Run:
-    """The outcome of one run: DES records or analytic expectations."""
-
+class _RunHead:
     spec: Spec
     scenario: Scenario
     engine: Engine
     rollouts: int
-    records: RolloutRecords | None = None
-    expectation: Expectation | None = None
-    fleet: list[Replication] | None = None
-    overrides: tuple[str, ...] = ()
+    overrides: tuple[str, ...]
     """The ``PATH=VALUE`` overrides the scenario was loaded with (recorded in the result)."""
 
+
+@dataclass(frozen=True)
+class SimulatedRun(_RunHead):
+    """One agent simulated by the DES: a row per rollout (and per turn when kept)."""
+
+    records: RolloutRecords
+
     def turn_records(self) -> TurnRecords:
-        """The per-turn rows the run kept (the first fleet replication's sample for a fleet)."""
-        records = self.fleet[0].records if self.fleet is not None else self.records
-        if records is None or records.turn_records is None:
-            raise ScenarioError(f"{self.spec.text}: this run kept no per-turn rows")
-        return records.turn_records
+        return _kept_turns(self.spec, self.records)
+
+
+@dataclass(frozen=True)
+class AnalyticRun(_RunHead):
+    """One agent evaluated in closed form: expected values per rollout."""
+
+    expectation: Expectation
+
+    def turn_records(self) -> TurnRecords:
+        raise ScenarioError(f"{self.spec.text}: the analytic engine keeps no per-turn rows")
+
+
+@dataclass(frozen=True)
+class FleetRun(_RunHead):
+    """A fleet simulated by the DES: independent replications of the load point."""
+
+    replications: list[Replication]
+
+    def turn_records(self) -> TurnRecords:
+        """The first replication's sample of per-turn rows."""
+        return _kept_turns(self.spec, self.replications[0].records)
+
+
+Run = SimulatedRun | AnalyticRun | FleetRun
+"""The outcome of one run, by what produced it."""
+
+
+def _kept_turns(spec: Spec, records: RolloutRecords) -> TurnRecords:
+    if records.turn_records is None:
+        raise ScenarioError(f"{spec.text}: this run kept no per-turn rows")
+    return records.turn_records
 
 
 def load(spec: Spec, overrides: tuple[str, ...] = (), seed: int | None = None) -> Scenario:
@@ -105,11 +134,11 @@ def execute(
             "use --engine des, or load.agents = 1 and no rate_limit"
         )
     check_run(spec.text, scenario, spec.transport, engine is Engine.ANALYTIC, rollouts, keep_turns)
+    head = (spec, scenario, engine, rollouts, overrides)
     if engine is Engine.ANALYTIC:
-        expectation = expect(scenario, spec.transport)
-        return Run(spec, scenario, engine, rollouts, expectation=expectation, overrides=overrides)
+        return AnalyticRun(*head, expect(scenario, spec.transport))
     if scenario.on_fleet:
-        fleet = run_fleet(scenario, spec.transport, TRACE_ROLLOUTS if keep_turns else 0)
-        return Run(spec, scenario, engine, rollouts, fleet=fleet, overrides=overrides)
-    records = simulate(scenario, spec.transport, rollouts, keep_turns, progress)
-    return Run(spec, scenario, engine, rollouts, records=records, overrides=overrides)
+        return FleetRun(
+            *head, run_fleet(scenario, spec.transport, TRACE_ROLLOUTS if keep_turns else 0)
+        )
+    return SimulatedRun(*head, simulate(scenario, spec.transport, rollouts, keep_turns, progress))

@@ -54,13 +54,19 @@ def _around(estimate: float, influence: np.ndarray) -> tuple[float, float]:
     return estimate - half, estimate + half
 
 
+def t_half_width(std: np.ndarray | float, n: np.ndarray | int) -> np.ndarray | float:
+    """Half-width of the Student-t 95% interval of a mean of ``n`` >= 2 independent values
+    whose sample standard deviation (ddof 1) is ``std``: t(0.975, n - 1) std / sqrt(n)."""
+    return stdtrit(np.asarray(n) - 1, 0.975) * std / np.sqrt(n)
+
+
 def t_interval(values: np.ndarray) -> tuple[float, float] | None:
     """Student-t 95% interval of the mean of a few independent values (None for one)."""
     n = values.size
     if n < 2:
         return None
     mean = float(values.mean())
-    half = float(stdtrit(n - 1, 0.975) * values.std(ddof=1) / np.sqrt(n))
+    half = float(t_half_width(values.std(ddof=1), n))
     return mean - half, mean + half
 
 
@@ -71,5 +77,5 @@ def log_t_interval(values: np.ndarray) -> tuple[float, float] | None:
     mean = float(values.mean())
     if n < 2 or mean <= 0:
         return None
-    half = float(stdtrit(n - 1, 0.975) * values.std(ddof=1) / (mean * np.sqrt(n)))
+    half = float(t_half_width(values.std(ddof=1), n)) / mean
     return mean * float(np.exp(-half)), mean * float(np.exp(half))

@@ -3,39 +3,46 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
+from models.errors import ScenarioError
 from models.scenario_hash import scenario_hash
-from models.stages import STAGES
+from models.stages import STAGES, Stage
 from sim.analysis.fleet_summary import fleet_reductions, fleet_result
 from sim.analysis.metrics import Metric
-from sim.analysis.results import Comparison, Estimate, Latency, RunResult
-from sim.analysis.run import Run
+from sim.analysis.results import Comparison, Estimate, Latency, RunResult, UnmeasuredPoint
+from sim.analysis.run import AnalyticRun, FleetRun, Run, SimulatedRun
 from sim.analysis.stats import mean_ci95, ratio_ci95, reduction
 
 
-def summarize(run: Run) -> RunResult:
+def summarize(run: Run) -> RunResult[Any] | UnmeasuredPoint:
     """The result of one run: latency statistics, the budget per stage, API work, and the
     overrides the run's scenario was loaded with."""
-    if run.fleet is not None:
-        result = fleet_result(run.spec.text, run.scenario, run.spec.transport, run.fleet)
+    if isinstance(run, FleetRun):
+        result = fleet_result(run.spec.text, run.scenario, run.spec.transport, run.replications)
         return replace(result, overrides=run.overrides)
-    simulated = run.records is not None
-    head = {
+    return agent_result(run)
+
+
+def agent_result(run: SimulatedRun | AnalyticRun) -> RunResult[None]:
+    """The result of one agent's run, simulated or analytic."""
+    head: dict[str, Any] = {
         "spec": run.spec.text,
         "scenario": run.scenario.name,
         "transport": run.spec.transport,
         "engine": run.engine.value,
-        "seed": run.scenario.seed if simulated else None,
-        "rollouts": run.rollouts if simulated else None,
         "scenario_hash": scenario_hash(run.scenario),
         "overrides": run.overrides,
+        "fleet": None,
     }
-    if simulated:
+    if isinstance(run, SimulatedRun):
         r = run.records
         return RunResult(
             **head,
+            seed=run.scenario.seed,
+            rollouts=run.rollouts,
             e2e_s=_distribution(r.e2e_s, mean_ci95(r.e2e_s)),
             ttft_s=_distribution(r.turn_ttft_s, ratio_ci95(r.ttft_sum_s, r.turns)),
             budget_s=_budget(r.stage_s.mean(axis=0)),
@@ -48,6 +55,8 @@ def summarize(run: Run) -> RunResult:
     e = run.expectation
     return RunResult(
         **head,
+        seed=None,
+        rollouts=None,
         e2e_s=Latency(float(e.e2e_s)),
         ttft_s=Latency(float(e.ttft_mean_s)),
         budget_s=_budget(e.stage_s),
@@ -62,12 +71,19 @@ def summarize(run: Run) -> RunResult:
 
 def compare(a: Run, b: Run) -> Comparison:
     """Both runs and the reductions of b relative to a (paired where both were simulated)."""
-    result_a, result_b = summarize(a), summarize(b)
-    if a.fleet is not None and b.fleet is not None:
+    if isinstance(a, FleetRun) and isinstance(b, FleetRun):
+        result_a, result_b = summarize(a), summarize(b)
         stable = result_a.stable and result_b.stable
-        reductions = fleet_reductions(a.fleet, b.fleet) if stable else {}
+        reductions = fleet_reductions(a.replications, b.replications) if stable else {}
         return Comparison(result_a, result_b, reductions)
-    if a.records is not None and b.records is not None:
+    if isinstance(a, FleetRun) or isinstance(b, FleetRun):
+        fleet, agent = (a, b) if isinstance(a, FleetRun) else (b, a)
+        raise ScenarioError(
+            f"compare: {fleet.spec.text} runs on the fleet engine and {agent.spec.text} as one "
+            "agent; compare two fleets or two single agents"
+        )
+    agent_a, agent_b = agent_result(a), agent_result(b)
+    if isinstance(a, SimulatedRun) and isinstance(b, SimulatedRun):
         ra, rb = a.records, b.records
         ones_a, ones_b = np.ones(ra.count), np.ones(rb.count)
         pairs = {
@@ -76,20 +92,20 @@ def compare(a: Run, b: Run) -> Comparison:
             Metric.API_CPU_REDUCTION: (ra.api_cpu_s, ones_a, rb.api_cpu_s, ones_b),
         }
         reductions = {metric: Estimate(*reduction(*arrays)) for metric, arrays in pairs.items()}
-        return Comparison(result_a, result_b, reductions)
+        return Comparison(agent_a, agent_b, reductions)
     means = {
-        Metric.E2E_REDUCTION: (result_a.e2e_s.mean, result_b.e2e_s.mean),
-        Metric.TTFT_REDUCTION: (result_a.ttft_s.mean, result_b.ttft_s.mean),
-        Metric.API_CPU_REDUCTION: (result_a.api_cpu_s_per_rollout, result_b.api_cpu_s_per_rollout),
+        Metric.E2E_REDUCTION: (agent_a.e2e_s.mean, agent_b.e2e_s.mean),
+        Metric.TTFT_REDUCTION: (agent_a.ttft_s.mean, agent_b.ttft_s.mean),
+        Metric.API_CPU_REDUCTION: (agent_a.api_cpu_s_per_rollout, agent_b.api_cpu_s_per_rollout),
     }
     return Comparison(
-        result_a,
-        result_b,
+        agent_a,
+        agent_b,
         {metric: Estimate(1.0 - after / before) for metric, (before, after) in means.items()},
     )
 
 
-def _budget(per_stage_s: np.ndarray) -> dict:
+def _budget(per_stage_s: np.ndarray) -> dict[Stage, float]:
     return {stage: float(s) for stage, s in zip(STAGES, per_stage_s, strict=True)}
 
 

@@ -13,7 +13,7 @@ def verdict(comparison: Comparison, name_a: str | None = None, name_b: str | Non
 
     The sides are named by their specs unless names are given (e.g. transports).
     """
-    a, b = comparison.a, comparison.b
+    a, b = comparison.measured()
     name_a, name_b = name_a or a.spec, name_b or b.spec
     saved = {stage: a.budget_s[stage] - b.budget_s[stage] for stage in STAGES}
     biggest = max(saved, key=saved.__getitem__)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 from models.errors import ScenarioError
+from models.limits import MEMORY
 from sim.analysis.estimates import Need, check, show_bytes
 
 WORKER_PROCESS_BYTES = 128 * 2**20
@@ -51,3 +52,10 @@ def worker_share(needs: list[Need]) -> float:
         (need.memory_bytes if need.worker_bytes is None else need.worker_bytes for need in needs),
         default=0.0,
     )
+
+
+def fitting_workers(share_bytes: float) -> int:
+    """The default number of local workers: one per core, but no more than fit within the
+    memory cap with ``share_bytes`` of work each (1: the work runs in this process)."""
+    each = WORKER_PROCESS_BYTES + share_bytes
+    return max(1, min(usable_cores(), int(MEMORY.limit() // each)))

@@ -26,16 +26,14 @@ from models.loading import load_scenario, with_changes
 from models.scenario import Scenario
 from models.scenario_hash import scenario_hash
 from models.stages import STAGES
-from sim.analysis.fleet_analytic import analytic_points
-from sim.analysis.fleet_summary import fleet_result, run_fleet
-from sim.analysis.load_points import load_scenarios
-from sim.analysis.results import Comparison, RunResult
-from sim.analysis.run import Engine, Run, Spec, execute, parse_engine, parse_spec
+from sim.analysis.load_curve import load_curve as shared_load_curve
+from sim.analysis.results import Comparison, FleetResult, RunResult, UnmeasuredPoint
+from sim.analysis.run import Run, Spec, execute, parse_engine, parse_spec
 from sim.analysis.summary import compare as compare_runs
 from sim.analysis.summary import summarize
 from sim.api.overrides import Overrides, assignments
 from sim.capacity.estimate import SloEstimate
-from sim.capacity.objectives import CapacityResult, parse_slo
+from sim.capacity.objectives import CapacityResult, Slo, parse_slo
 from sim.capacity.search import search
 from sim.report.export import RecordTables, record_tables
 from sim.turn.transports import Transport
@@ -48,6 +46,7 @@ __all__ = [
     "LoadCurve",
     "RunResult",
     "ScenarioError",
+    "UnmeasuredPoint",
     "budget",
     "capacity",
     "capacity_estimate",
@@ -87,8 +86,9 @@ def run(
     rollouts: int = 500,
     overrides: Overrides = None,
     seed: int | None = None,
-) -> RunResult:
-    """The latency budget of one spec, as ``loopbudget run SPEC`` computes it."""
+) -> RunResult[Any] | UnmeasuredPoint:
+    """The latency budget of one spec, as ``loopbudget run SPEC`` computes it (a fleet's
+    load point when the scenario has agents or a rate limit)."""
     return summarize(_execute(target, transport, engine, rollouts, overrides, seed))
 
 
@@ -125,9 +125,10 @@ def records(
 
 @dataclass(frozen=True)
 class LoadCurve:
-    """A fleet at several load points: one ``RunResult`` per point."""
+    """A fleet at several load points: one result per point (``UnmeasuredPoint`` where a
+    point has no means)."""
 
-    points: list[RunResult]
+    points: list[FleetResult]
 
     def to_json(self) -> list[dict[str, Any]]:
         return [point.to_json() for point in self.points]
@@ -136,7 +137,7 @@ class LoadCurve:
         """One row per load point, with the columns of ``RunResult.to_frame``."""
         import pandas as pd
 
-        return pd.concat([point.to_frame() for point in self.points], ignore_index=True)
+        return pd.DataFrame([point.flat() for point in self.points])
 
 
 def load_curve(
@@ -152,13 +153,9 @@ def load_curve(
     """The fleet at closed populations (``agents``) or open arrival rates (``rates``, per
     second), from the analytic queueing network or, with ``engine="des"``, simulated."""
     spec, base = _target(target, transport, overrides, seed)
-    points = load_scenarios(base, agents, rates)
-    if parse_engine(engine) is Engine.ANALYTIC:
-        results = analytic_points(spec.text, points, spec.transport)
-    else:
-        results = [
-            fleet_result(spec.text, p, spec.transport, run_fleet(p, spec.transport)) for p in points
-        ]
+    results = shared_load_curve(
+        spec.text, base, spec.transport, parse_engine(engine), agents, rates
+    )
     recorded = tuple(assignments(overrides))
     return LoadCurve([replace(result, overrides=recorded) for result in results])
 
@@ -192,7 +189,9 @@ def capacity_estimate(
     return SloEstimate(base, spec.transport).capacity(_slos(slos), max_agents)
 
 
-def sweep(file: str | Path, out: str | Path, *, workers: int | None = None, resume=False):
+def sweep(
+    file: str | Path, out: str | Path, *, workers: int | None = None, resume: bool = False
+) -> pd.DataFrame:
     """Run a sweep file into the results directory ``out``; its rows as a DataFrame."""
     from sim.sweep.execute import run_sweep
     from sim.sweep.sweepfile import load_sweep
@@ -205,10 +204,11 @@ def read_sweep(directory: str | Path) -> pd.DataFrame:
     """The rows of a results directory, in point, transport and seed order."""
     from sim.sweep.store import read_results
 
-    return read_results(directory).to_pandas()
+    table: pd.DataFrame = read_results(directory).to_pandas()
+    return table
 
 
-def budget(*results: RunResult) -> pd.DataFrame:
+def budget(*results: RunResult[Any]) -> pd.DataFrame:
     """Seconds per rollout of each stage (rows, in turn order), one column per result."""
     import pandas as pd
 
@@ -243,7 +243,7 @@ def _execute(
     return execute(spec, loaded, parse_engine(engine), rollouts, keep_turns, overrides=recorded)
 
 
-def _slos(slos: dict[str, float]) -> list:
+def _slos(slos: dict[str, float]) -> list[Slo]:
     if not slos:
         raise ScenarioError("slos: give at least one, e.g. {'ttft_p95_s': 1.0}")
     return [parse_slo(f"{metric}={limit}") for metric, limit in slos.items()]

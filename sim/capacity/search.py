@@ -20,8 +20,9 @@ from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 
+from models.errors import ScenarioError
 from models.scenario import Scenario
-from sim.analysis.estimates import check_fleet
+from sim.analysis.estimates import check_fleet, check_rollout_length
 from sim.analysis.fleet_summary import run_fleet
 from sim.capacity.estimate import SloEstimate
 from sim.capacity.objectives import (
@@ -201,8 +202,12 @@ def search(
     """The largest closed population meeting every SLO under ``transport``.
 
     Replications run on ``executor`` (None: here, one after another), ``batch``
-    at a time; ``report`` is told after every batch.
+    at a time; ``report`` is told after every batch.  The command line, the API and the
+    dashboard all come here, so the bound and the rollout length are checked for each.
     """
+    if max_agents < 1:
+        raise ScenarioError(f"max_agents = {max_agents}: must be an integer >= 1")
+    check_rollout_length(f"{scenario.name}:{transport.value}", scenario)
     estimate = SloEstimate(scenario, transport)
     runner = _Search(scenario, transport, slos, max_agents, tolerance, executor, batch, report)
     return runner.run(estimate)

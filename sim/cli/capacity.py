@@ -16,7 +16,6 @@ from rich.progress import (
 )
 
 from models.errors import ScenarioError
-from sim.analysis.estimates import check_rollout_length
 from sim.analysis.run import load as load_scenario_of
 from sim.analysis.run import parse_spec
 from sim.capacity.objectives import CapacityResult, Evaluation, parse_slo
@@ -59,7 +58,6 @@ def capacity(
     if max_agents < 1:
         raise ScenarioError(f"--max-agents = {max_agents}: must be an integer >= 1")
     scenario = load_scenario_of(parse_spec(spec), sets, seed)
-    check_rollout_length(spec, scenario)
     probes: list[tuple[Transport, Evaluation]] = []
     columns = (
         TextColumn("{task.description}"),

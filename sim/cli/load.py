@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any, TypeVar
 
 import click
 from rich import box
@@ -13,18 +15,20 @@ from rich.table import Table
 
 from models.scenario import Scenario
 from models.stages import POOLS, Stage
-from sim.analysis.estimates import check_fleet
-from sim.analysis.fleet_analytic import analytic_points
-from sim.analysis.fleet_summary import fleet_result, run_fleet
+from sim.analysis.estimates import fleet_need
+from sim.analysis.fleet_summary import load_point
+from sim.analysis.load_curve import load_curve
 from sim.analysis.load_points import load_scenarios, parse_points
 from sim.analysis.metrics import Metric
-from sim.analysis.results import RunResult
+from sim.analysis.results import FleetResult, UnmeasuredPoint
 from sim.analysis.run import Engine, parse_engine, parse_spec
 from sim.analysis.run import load as load_scenario_of
 from sim.analysis.workers_need import worker_share
 from sim.cli.output import json_text
 from sim.sweep.workers import replication_workers
 from sim.turn.transports import Transport
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 POOL_ABBREVIATIONS = {"api": "a", "state_store": "st", "safety": "sf", "inference": "in"}
 """Short pool names, so the table fits 100 columns; a legend under it spells them out."""
@@ -33,7 +37,7 @@ TABLE_WIDTH = 100
 """Columns of the table when the output is not a terminal (a terminal gives its own)."""
 
 
-def workers_options(command):
+def workers_options(command: F) -> F:
     """Where replications run: shared by load and capacity."""
     command = click.option(
         "--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://host:8786"
@@ -75,40 +79,23 @@ def load(
     parsed = parse_spec(spec)
     chosen = parse_engine(engine)
     scenario = load_scenario_of(parsed, sets, seed)
-    points = load_scenarios(
-        scenario,
-        None if agents is None else parse_points("--agents", agents, int),
-        None if rates is None else parse_points("--rates", rates, float),
-    )
-    if chosen is Engine.ANALYTIC:
-        results = analytic_points(spec, points, parsed.transport)
-    else:
-        needs = [
-            check_fleet(f"{spec} at {point_label(point)}", point, parsed.transport)
-            for point in points
-        ]
-        results = []
-        try:
-            _simulate(
-                spec, points, parsed.transport, (workers, worker_share(needs)), scheduler, results
-            )
-        finally:
-            # Points already simulated are printed even when a later one fails or is interrupted.
-            if results:
-                print_points(spec, results, as_json, sets)
-        return
-    print_points(spec, results, as_json, sets)
+    closed = None if agents is None else parse_points("--agents", agents, int)
+    open_ = None if rates is None else parse_points("--rates", rates, float)
+    results: list[FleetResult] = []
+    try:
+        if chosen is Engine.ANALYTIC:
+            results = load_curve(spec, scenario, parsed.transport, chosen, closed, open_)
+        else:
+            _simulate(spec, scenario, parsed.transport, closed, open_, workers, scheduler, results)
+    finally:
+        # Points already computed are printed even when a later one fails or is interrupted.
+        if results:
+            print_points(spec, results, as_json, sets)
 
 
-def point_label(scenario: Scenario) -> str:
-    """A load point as the command line gave it."""
-    load = scenario.load
-    if load.kind == "closed":
-        return f"{load.agents:,} agents"
-    return f"{load.rollouts_per_s:g} rollouts/s"
-
-
-def print_points(spec: str, results: list[RunResult], as_json: bool, sets: tuple[str, ...]) -> None:
+def print_points(
+    spec: str, results: list[FleetResult], as_json: bool, sets: tuple[str, ...]
+) -> None:
     """The load points as one JSON object or as a table with its notes; ``sets`` are the
     overrides applied to every point."""
     results = [replace(result, overrides=sets) for result in results]
@@ -130,28 +117,43 @@ def print_points(spec: str, results: list[RunResult], as_json: bool, sets: tuple
 
 def _simulate(
     spec: str,
-    points: list[Scenario],
+    scenario: Scenario,
     transport: Transport,
-    workers: tuple[int | None, float],
+    agents: list[int] | None,
+    rates: list[float] | None,
+    workers: int | None,
     scheduler: str | None,
-    results: list[RunResult],
+    results: list[FleetResult],
 ) -> None:
     """Every load point's replications, in parallel, with a progress bar on a terminal;
-    each finished point is appended to ``results`` at once.  ``workers``: how many local
-    processes (None: one per core) and the most work one holds."""
-    total = sum(p.load.replications for p in points)
+    each finished point is appended to ``results`` at once.  The local workers are
+    estimated first, each holding the largest point's replication."""
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    console = Console(stderr=True)
+    replications = scenario.load.replications
+    total = replications * len(agents if agents is not None else rates or [])
+    points = load_scenarios(scenario, agents, rates)
+    share = worker_share([fleet_need(spec, point, transport) for point in points])
     with (
-        replication_workers(workers[0], scheduler, workers[1]) as pool,
-        Progress(*columns, console=console, transient=True, disable=not sys.stderr.isatty()) as bar,
+        replication_workers(workers, scheduler, share) as pool,
+        Progress(
+            *columns,
+            console=Console(stderr=True),
+            transient=True,
+            disable=not sys.stderr.isatty(),
+        ) as bar,
     ):
         task = bar.add_task(f"{spec}: replications", total=total)
-        for point in points:
-            bar.update(task, description=f"{spec} at {point_label(point)} ({pool.where})")
-            runs = run_fleet(point, transport, executor=pool.executor)
-            bar.advance(task, len(runs))
-            results.append(fleet_result(spec, point, transport, runs))
+
+        def started(point: Scenario) -> None:
+            bar.update(task, description=f"{spec} at {load_point(point).label} ({pool.where})")
+
+        def done(result: FleetResult) -> None:
+            results.append(result)
+            bar.advance(task, replications)
+
+        load_curve(
+            spec, scenario, transport, Engine.DES, agents, rates, pool.executor, started, done
+        )
 
 
 def _with_ci(mean: float, interval: tuple[float, float] | None, scale: float, fmt: str) -> str:
@@ -162,7 +164,7 @@ def _with_ci(mean: float, interval: tuple[float, float] | None, scale: float, fm
     return f"{text}±{format(half, fmt)}"
 
 
-def load_table(spec: str, results: list[RunResult]) -> Table:
+def load_table(spec: str, results: list[FleetResult]) -> Table:
     """One row per load point: latency (with 95% intervals), throughput, pools; it fits
     ``TABLE_WIDTH`` columns."""
     first = results[0]
@@ -191,16 +193,17 @@ def load_table(spec: str, results: list[RunResult]) -> Table:
     for result in results:
         fleet = result.fleet
         load = f"{fleet.load.agents:,}" if closed else f"{fleet.load.rollouts_per_s:g}"
-        if not result.stable:
-            table.add_row(load, "UNSTABLE", "-", "-", "-", "-", "-", "-", "-", style="red")
+        if isinstance(result, UnmeasuredPoint):
+            what = "UNSTABLE" if not result.stable else "NO ROLLOUT MEASURED"
+            table.add_row(load, what, "-", "-", "-", "-", "-", "-", "-", style="red")
             continue
-        if result.e2e_s is None:
-            table.add_row(load, "NO ROLLOUT MEASURED", "-", "-", "-", "-", "-", "-", style="red")
-            continue
+        stats = result.fleet
         e2e, ttft = result.e2e_s, result.ttft_s
-        turns = fleet.throughput[Metric.TURNS_PER_S]
+        turns = stats.throughput[Metric.TURNS_PER_S]
         ci = "" if turns.ci95 is None else f" ({turns.ci95[0]:.0f}-{turns.ci95[1]:.0f})"
-        tails = "-" if ttft.p95 is None else f"{ttft.p95 * 1e3:.0f}/{ttft.p99 * 1e3:.0f}"
+        tails = "-"
+        if ttft.p95 is not None and ttft.p99 is not None:
+            tails = f"{ttft.p95 * 1e3:.0f}/{ttft.p99 * 1e3:.0f}"
         table.add_row(
             load,
             _with_ci(e2e.mean, e2e.ci95, 1.0, ".1f"),
@@ -209,13 +212,13 @@ def load_table(spec: str, results: list[RunResult]) -> Table:
             tails,
             f"{turns.mean:.0f}{ci}",
             f"{result.prefix_cache_hit_rate * 100:.0f}",
-            "/".join(f"{fleet.utilization[pool].mean * 100:.0f}" for pool in POOLS),
+            "/".join(f"{stats.utilization[pool].mean * 100:.0f}" for pool in POOLS),
             f"{result.budget_s[Stage.QUEUE]:.2f}",
         )
     return table
 
 
-def table_notes(results: list[RunResult]) -> list[str]:
+def table_notes(results: list[FleetResult]) -> list[str]:
     """The legend, the interval method and, for the DES, where measuring began and whether
     it settled."""
     notes = [
@@ -237,15 +240,17 @@ def table_notes(results: list[RunResult]) -> list[str]:
             f"load.warmup_s): {span} s simulated"
         )
     for r in results:
+        if isinstance(r, UnmeasuredPoint):
+            continue
         limited = r.fleet.rate_limit
-        if r.stable and limited is not None:
+        if limited is not None:
             notes.append(
                 f"rate limit at {r.fleet.load.label}: "
                 f"{limited.admitted_requests_per_min.mean:,.0f} requests/min admitted per "
                 f"organization, {limited.refused_per_request:.2f} 429s per request, "
                 f"{limited.refused_s_per_turn:.3f} s refused per turn (in the retry stage)"
             )
-        if r.stable and not r.fleet.steady_state_reached:
+        if not r.fleet.steady_state_reached:
             notes.append(
                 f"warning: {r.fleet.load.label}: the run is too short to reach steady state "
                 "(the end-to-end series never settles); lengthen load.duration_s"
@@ -253,10 +258,10 @@ def table_notes(results: list[RunResult]) -> list[str]:
     return notes
 
 
-def unstable_notes(results: list[RunResult]) -> list[str]:
+def unstable_notes(results: list[FleetResult]) -> list[str]:
     """Why each unstable load point is unstable (printed instead of meaningless means)."""
     return [
-        f"UNSTABLE at {r.fleet.load.rollouts_per_s:g} rollouts/s: {r.fleet.unstable_reason}"
+        f"UNSTABLE at {r.fleet.load.label}: {r.fleet.unstable_reason}"
         for r in results
         if not r.stable
     ]

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.table import Table
 
 from models.stages import STAGES
+from sim.analysis.fleet_results import FleetStats
 from sim.analysis.metrics import REDUCTIONS, Metric
-from sim.analysis.results import Comparison, RunResult
+from sim.analysis.results import Comparison, RunResult, UnmeasuredPoint
 from sim.analysis.verdict import verdict
 
 
-def print_run(console: Console, result: RunResult) -> None:
+def print_run(console: Console, result: RunResult[Any] | UnmeasuredPoint) -> None:
     """The budget table of one run and its headline numbers."""
-    if not result.stable:
+    if isinstance(result, UnmeasuredPoint):
         console.print(f"{result.spec}: UNSTABLE: {result.fleet.unstable_reason}", style="bold red")
         return
     table = Table(title=_title(result), title_justify="left")
@@ -28,12 +31,11 @@ def print_run(console: Console, result: RunResult) -> None:
     console.print(table)
     console.print(_headline(result))
     if result.fleet is not None:
-        console.print(fleet_line(result))
+        console.print(fleet_line(result.fleet))
 
 
-def fleet_line(result: RunResult) -> str:
+def fleet_line(fleet: FleetStats) -> str:
     """Throughput and utilization per pool of a fleet run, with the CI method."""
-    fleet = result.fleet
     busy = ", ".join(f"{pool} {value.mean:.0%}" for pool, value in fleet.utilization.items())
     limited = ""
     if fleet.rate_limit is not None:
@@ -53,10 +55,11 @@ def fleet_line(result: RunResult) -> str:
 def print_compare(console: Console, comparison: Comparison) -> None:
     """Both budgets side by side, the reductions with their CIs, and the verdict."""
     a, b = comparison.a, comparison.b
-    unstable = [result for result in (a, b) if not result.stable]
-    for result in unstable:
-        console.print(f"{result.spec}: UNSTABLE: {result.fleet.unstable_reason}", style="bold red")
-    if unstable:
+    if isinstance(a, UnmeasuredPoint) or isinstance(b, UnmeasuredPoint):
+        for result in (a, b):
+            if isinstance(result, UnmeasuredPoint):
+                reason = result.fleet.unstable_reason
+                console.print(f"{result.spec}: UNSTABLE: {reason}", style="bold red")
         return
     table = Table(title=f"a = {_title(a)}\nb = {_title(b)}", title_justify="left")
     table.add_column("stage")
@@ -82,13 +85,13 @@ def print_compare(console: Console, comparison: Comparison) -> None:
     for side, result in (("a", a), ("b", b)):
         console.print(f"{side}: {_headline(result)}")
         if result.fleet is not None:
-            console.print(f"{side}: {fleet_line(result)}")
+            console.print(f"{side}: {fleet_line(result.fleet)}")
     for metric in REDUCTIONS:
         console.print(f"{metric.label}: {_percent_with_ci(comparison, metric)}")
     console.print(verdict(comparison), style="bold")
 
 
-def _title(result: RunResult) -> str:
+def _title(result: RunResult[Any]) -> str:
     """Spec, engine, what was drawn (simulations only), the scenario's hash and overrides."""
     drawn = "" if result.seed is None else f", {result.rollouts} rollouts, seed {result.seed}"
     title = f"{result.spec} ({result.engine}{drawn}, scenario {result.scenario_hash})"
@@ -99,7 +102,7 @@ def _title(result: RunResult) -> str:
     return title
 
 
-def _headline(result: RunResult) -> str:
+def _headline(result: RunResult[Any]) -> str:
     """Means, with intervals and percentiles where simulated; clauses separated by ';'."""
     e2e, ttft = result.e2e_s, result.ttft_s
     e2e_text = f"e2e mean {e2e.mean:.3f} s"

@@ -42,7 +42,7 @@ def testbed() -> None:
 
     \b
     loopbudget testbed SPEC [--rollouts N] [--agents K] [--time-scale X] [--json]
-    loopbudget testbed serve SPEC [--port P] [--time-scale X]
+    loopbudget testbed serve SPEC [--port P] [--time-scale X] [--rtt-ms R]
     """
 
 
@@ -72,6 +72,19 @@ def _scenario(spec_text: str, sets: tuple[str, ...], seed: int | None, agents: i
 )
 @click.option("--base-url", default=None, help="another Responses-compatible endpoint")
 @click.option("--api-key", default=None, help="bearer token (default: the emulator's)")
+@click.option(
+    "--max-turns",
+    type=int,
+    default=None,
+    help="requests a rollout may make before the driver stops it (default 256)",
+)
+@click.option(
+    "--network",
+    type=click.Choice(["scenario", "loopback"]),
+    default="scenario",
+    show_default=True,
+    help="scenario: its round trip on a netem link where allowed, else an emulated one",
+)
 @click.option("--seed", type=int, default=None, help="root seed (default: the scenario's)")
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
@@ -82,11 +95,14 @@ def run(
     time_scale: float | None,
     base_url: str | None,
     api_key: str | None,
+    max_turns: int | None,
+    network: str,
     seed: int | None,
     sets: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Measure SPEC on the testbed (every transport unless SPEC names one) beside its simulation."""
+    from sim.testbed.driver import DEFAULT_TURN_LIMIT
     from sim.testbed.server import DEFAULT_API_KEY
     from sim.testbed.session import (
         DEFAULT_FLEET_TIME_SCALE,
@@ -97,6 +113,8 @@ def run(
 
     if rollouts < 1:
         raise ScenarioError(f"--rollouts = {rollouts}: must be an integer >= 1")
+    if max_turns is not None and max_turns < 1:
+        raise ScenarioError(f"--max-turns = {max_turns}: must be an integer >= 1")
     parsed, scenario = _scenario(spec, sets, seed, agents)
     if parsed.transport is Transport.WS_APPEND:
         raise ScenarioError("transport = 'ws-append': the SDK has no loop for it; use ws")
@@ -115,6 +133,8 @@ def run(
         ),
         base_url=base_url,
         api_key=api_key or DEFAULT_API_KEY,
+        turn_limit=max_turns or DEFAULT_TURN_LIMIT,
+        network=network,
     )
     total = None if fleet else rollouts * len(transports)
     result = _with_progress(spec, total, lambda advance: run_testbed(request, advance))
@@ -139,9 +159,16 @@ def _print(console: Console, result: Any) -> None:
     head = f"{result.spec}: time scale {result.time_scale:g}"
     if result.agents > 1:
         head += f", {result.agents} agents"
+    console.print(network_line(result.network))
     for name, entry in result.transports.items():
         console.print(_table(f"{head}: {name}", entry))
         console.print(f"{name}: {entry.rollouts} rollouts measured, {entry.errors} errors")
+        if entry.observed.get("turn_limited"):
+            console.print(
+                f"{name}: {entry.observed['turn_limited']:.0f} rollouts stopped at the turn limit "
+                "(the server still asked for tools; --max-turns)",
+                style="bold",
+            )
     measured, simulated = result.reduction(Key.MEASURED), result.reduction(Key.SIMULATED)
     if measured is not None:
         console.print(
@@ -149,6 +176,14 @@ def _print(console: Console, result: Any) -> None:
             f"{simulated:.1%} ({(measured - simulated) * 100:+.1f} points)",
             style="bold",
         )
+
+
+def network_line(network: dict[str, Any]) -> str:
+    """Which network the run had: the round trip asked for and the one measured over it."""
+    line = f"network: {network['mode']}, round trip {network['rtt_ms']:g} ms asked"
+    if network.get("measured_rtt_ms") is not None:
+        line += f", {network['measured_rtt_ms']:.1f} ms measured over the link (ping)"
+    return line + (f"; {network['note']}" if network.get("note") else "")
 
 
 def _table(title: str, entry: Any) -> Table:
@@ -165,6 +200,7 @@ def _table(title: str, entry: Any) -> Table:
         ("e2e p95 (s)", lambda x: x.e2e_p95_s, 1.0, errors[Key.E2E_P95]),
         ("TTFT mean (ms)", lambda x: x.ttft_mean_s, 1e3, errors[Key.TTFT_MEAN]),
         ("TTFT p95 (ms)", lambda x: x.ttft_p95_s, 1e3, None),
+        ("requests / rollout", lambda x: x.requests_per_rollout, 1.0, None),
         ("new connections / rollout", lambda x: x.connections_per_rollout, 1.0, None),
         ("cache misses / rollout", lambda x: x.cache_misses_per_rollout, 1.0, None),
     ]
@@ -186,9 +222,21 @@ def _table(title: str, entry: Any) -> Table:
 @click.option("--port", type=int, default=0, show_default=True, help="0: a free port")
 @click.option("--time-scale", type=float, default=1.0, show_default=True)
 @click.option("--api-key", default=None, help="bearer token clients must send")
+@click.option(
+    "--rtt-ms",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="round trip added by an emulated link in front of the API (scenario ms)",
+)
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
 def serve(
-    spec: str, port: int, time_scale: float, api_key: str | None, sets: tuple[str, ...]
+    spec: str,
+    port: int,
+    time_scale: float,
+    api_key: str | None,
+    rtt_ms: float,
+    sets: tuple[str, ...],
 ) -> None:
     """Run the emulated API alone, with SPEC's latencies, until interrupted."""
     from sim.testbed import clock
@@ -197,10 +245,16 @@ def serve(
 
     _, scenario = _scenario(spec, sets, None, None)
     scaled = scale_time(scenario, _time_scale(time_scale))
+    if not 0 <= rtt_ms <= 5000:
+        raise ScenarioError(f"--rtt-ms = {rtt_ms:g}: must be between 0 and 5000")
     key = api_key or DEFAULT_API_KEY
-    settings = ServerSettings(api_key=key, port=port)
+    link_rtt_s = rtt_ms * 1e-3 * time_scale
+    settings = ServerSettings(api_key=key, port=port, link_rtt_s=link_rtt_s)
+    link = f", behind an emulated {rtt_ms:g} ms round trip" if rtt_ms else ""
 
     def ready(bound: int) -> None:
-        click.echo(f"serving {spec} on http://{HOST}:{bound}/v1 (api key {key}); Ctrl-C stops")
+        click.echo(
+            f"serving {spec} on http://{HOST}:{bound}/v1 (api key {key}){link}; Ctrl-C stops"
+        )
 
     clock.run(lambda: serve(scaled, settings, ready))

@@ -9,7 +9,7 @@ import streamlit as st
 
 from models.errors import ScenarioError
 from models.scenario import Scenario
-from sim.analysis.estimates import check_fleet
+from sim.analysis.load_curve import check_points
 from sim.capacity.objectives import Slo, SloMetric, with_agents
 from sim.dashboard import charts, downloads
 from sim.dashboard import load as fleet
@@ -40,10 +40,9 @@ def load_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     )
     try:
         counts = fleet.agent_counts(text)
-        for transport, agents in itertools.product(transports, counts):
-            check_fleet(
-                f"{agents:,} agents ({transport})", with_agents(scenario, agents), transport
-            )
+        for transport in transports:
+            points = [with_agents(scenario, agents) for agents in counts]
+            check_points(f"{scenario.name}:{transport}", points, transport)
     except ScenarioError as error:
         st.error(str(error))
         return

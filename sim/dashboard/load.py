@@ -11,14 +11,16 @@ import pandas as pd
 
 from models.scenario import Scenario
 from models.stages import POOLS
-from sim.analysis.fleet_summary import fleet_result, run_fleet
+from sim.analysis.fleet_results import FleetStats
+from sim.analysis.load_curve import load_curve
 from sim.analysis.load_points import parse_points
 from sim.analysis.metrics import Statistic
-from sim.analysis.results import RunResult
+from sim.analysis.results import FleetResult, RunResult, UnmeasuredPoint
+from sim.analysis.run import Engine
 from sim.analytic.fleet.demand import fleet_demand
 from sim.analytic.fleet.network import closed_curve
 from sim.capacity.estimate import SloEstimate
-from sim.capacity.objectives import SLO_METRICS, CapacityResult, Slo, SloMetric, with_agents
+from sim.capacity.objectives import SLO_METRICS, CapacityResult, Slo, SloMetric
 from sim.capacity.search import search
 from sim.turn.transports import Transport
 
@@ -36,12 +38,11 @@ def agent_counts(text: str) -> list[int]:
     return sorted(set(parse_points("agents", text, int)))
 
 
-def load_point(scenario: Scenario, transport: Transport, agents: int) -> RunResult:
+def load_point(scenario: Scenario, transport: Transport, agents: int) -> FleetResult:
     """The fleet result (latency, throughput, utilization with CIs) of ``agents`` agents."""
-    point = with_agents(scenario, agents)
-    return fleet_result(
-        f"{scenario.name}:{transport}", point, transport, run_fleet(point, transport)
-    )
+    spec = f"{scenario.name}:{transport}"
+    (point,) = load_curve(spec, scenario, transport, Engine.DES, agents=[agents])
+    return point
 
 
 def analytic_frames(
@@ -64,13 +65,12 @@ def analytic_frames(
     return pd.DataFrame(latency), pd.DataFrame(utilization)
 
 
-def latency_frame(points: list[RunResult]) -> pd.DataFrame:
+def latency_frame(points: list[FleetResult]) -> pd.DataFrame:
     """One row per (transport, agents, statistic) of DES points: e2e (s) and TTFT (ms)."""
     rows = []
-    for point in points:
-        if point.e2e_s is None:
-            continue
+    for point in _measured(points):
         for statistic in (Statistic.MEAN, Statistic.P95):
+            ttft_s = point.ttft_s.statistic(statistic)
             rows.append(
                 {
                     "transport": point.transport.value,
@@ -78,18 +78,16 @@ def latency_frame(points: list[RunResult]) -> pd.DataFrame:
                     "source": SIMULATED,
                     "statistic": statistic.value,
                     "e2e_s": point.e2e_s.statistic(statistic),
-                    "ttft_ms": point.ttft_s.statistic(statistic) * 1000,
+                    "ttft_ms": None if ttft_s is None else ttft_s * 1000,
                 }
             )
     return pd.DataFrame(rows)
 
 
-def utilization_frame(points: list[RunResult]) -> pd.DataFrame:
+def utilization_frame(points: list[FleetResult]) -> pd.DataFrame:
     """One row per (transport, agents, pool) of DES points: mean utilization."""
     rows = []
-    for point in points:
-        if point.e2e_s is None:
-            continue
+    for point in _measured(points):
         for pool in POOLS:
             rows.append(
                 {
@@ -104,7 +102,7 @@ def utilization_frame(points: list[RunResult]) -> pd.DataFrame:
 
 
 def rate_limit_notes(
-    scenario: Scenario, transports: tuple[Transport, ...], points: list[RunResult]
+    scenario: Scenario, transports: tuple[Transport, ...], points: list[FleetResult]
 ) -> list[str]:
     """What the organizations' rate limits do: the cap per transport (analytic) and the
     429s of each simulated point; empty without a limit."""
@@ -113,12 +111,14 @@ def rate_limit_notes(
     notes = []
     for transport in transports:
         cap = fleet_demand(scenario, transport).rate_cap
+        if cap is None:
+            continue
         notes.append(
             f"{transport}: the rate limit ({cap.binding}) admits {cap.rollouts_per_s:.3g} "
             "rollouts/s; above that the agents cycle at that rate and the rest of a rollout "
             "is 429s and their retry-afters (the retry stage)"
         )
-    for point in points:
+    for point in _measured(points):
         limited = point.fleet.rate_limit
         if limited is not None:
             notes.append(
@@ -137,3 +137,7 @@ def capacity(scenario: Scenario, transport: Transport, slo: Slo, max_agents: int
 def capacity_estimate(scenario: Scenario, transport: Transport, slo: Slo, max_agents: int) -> int:
     """The analytic model's capacity at ``slo``, before any simulation."""
     return SloEstimate(scenario, transport).capacity([slo], max_agents)
+
+
+def _measured(points: list[FleetResult]) -> list[RunResult[FleetStats]]:
+    return [point for point in points if not isinstance(point, UnmeasuredPoint)]

@@ -34,9 +34,13 @@ class Block:
         rollouts: int,
         replication: int,
         contended: bool,
+        turns: Turns | None = None,
     ) -> None:
+        """``turns``: the block's turns as given (observed elsewhere) instead of drawn."""
         self.index = index
-        self.turns = draw_turns(scenario, index, rollouts, replication)
+        self.turns = (
+            turns if turns is not None else draw_turns(scenario, index, rollouts, replication)
+        )
         works = turn_costs(scenario, transport, self.turns)
         (cold_work, cold_costs), (warm_work, warm_costs) = works
         resident = scenario.kv_cache.residency
@@ -133,6 +137,8 @@ def reduce_block(
             cached_prompt_tokens=cached[rows],
             uncached_prompt_tokens=uncached[rows],
             rate_limited=refused[rows],
+            output_tokens=turns.output_tokens[rows],
+            tool_kind=_tool_kinds(turns)[rows],
         )
     return RolloutRecords(
         e2e_s=(block.ended_at_s - block.started_at_s)[keep],
@@ -183,3 +189,10 @@ def turn_costs(
         (work, stage_costs(scenario, work, compaction=compaction))
         for work, compaction in zip(works, compactions, strict=True)
     )
+
+
+def _tool_kinds(turns: Turns) -> np.ndarray:
+    """Each turn's tool kind (-1 where the turns carry none)."""
+    if turns.tool_kind is None:
+        return np.full(turns.count, -1)
+    return turns.tool_kind

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from models.errors import ScenarioError
 from models.scenario_hash import scenario_hash
 from models.stages import POOLS, STAGES
-from sim.analysis.run import Run
+from sim.analysis.run import FleetRun, Run, SimulatedRun
 from sim.turn.phases import WAIT_POOLS
 from sim.turn.records import RolloutRecords, TurnRecords
 
@@ -111,9 +111,9 @@ def _head(side: str, run: Run) -> dict[str, Any]:
 
 
 def _replications(run: Run) -> list[tuple[int, RolloutRecords]]:
-    if run.fleet is not None:
-        return [(index, replication.records) for index, replication in enumerate(run.fleet)]
-    if run.records is None:
+    if isinstance(run, FleetRun):
+        return [(index, replication.records) for index, replication in enumerate(run.replications)]
+    if not isinstance(run, SimulatedRun):
         raise ScenarioError(f"--out: {run.spec.text}: needs --engine des (no records to write)")
     return [(0, run.records)]
 

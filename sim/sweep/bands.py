@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-from scipy import stats
+
+from sim.analysis.stats import t_half_width
 
 
 def aggregate(
@@ -24,7 +25,7 @@ def aggregate(
     mean = np.bincount(index, weights=ys_all, minlength=xs.size) / count
     if count.min() >= 2:
         square = np.bincount(index, weights=(ys_all - mean[index]) ** 2, minlength=xs.size)
-        half = stats.t.ppf(0.975, count - 1) * np.sqrt(square / (count - 1) / count)
+        half = t_half_width(np.sqrt(square / (count - 1)), count)
         return xs, mean, mean - half, mean + half
     low_column, high_column = _ci_columns(rows, y)
     if low_column is None or count.max() > 1:

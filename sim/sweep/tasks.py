@@ -19,7 +19,7 @@ from models.errors import ScenarioError
 from models.limits import MEMORY
 from models.scenario import Scenario
 from sim.analysis.estimates import analytic_batch_need, check_rollout_length, longest_rollout_turns
-from sim.analysis.run import Engine, Run, Spec, execute
+from sim.analysis.run import AnalyticRun, Engine, Spec, execute
 from sim.analytic.agent.columns import column_form
 from sim.analytic.agent.engine import expect_columns
 from sim.sweep.points import point_scenario
@@ -108,12 +108,13 @@ def _analytic(context: Context, tasks: list[Task]) -> list[dict[str, Any]]:
             rows.extend(error_rows(head, context.transports, context.baseline, scenario))
             continue
         runs = {
-            t: Run(
+            t: AnalyticRun(
                 context.spec(t),
                 scenario,
                 Engine.ANALYTIC,
                 context.rollouts,
-                expectation=expectations[t][index],
+                (),
+                expectations[t][index],
             )
             for t in context.transports
         }

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from models.errors import ScenarioError
-from sim.analysis.workers_need import check_workers, usable_cores
+from sim.analysis.workers_need import check_workers, fitting_workers
 
 
 @dataclass(frozen=True)
@@ -35,10 +35,11 @@ def _ready(_task: int) -> int:
 def replication_workers(
     workers: int | None, scheduler: str | None, share_bytes: float = 0.0
 ) -> Iterator[Workers]:
-    """Local processes (``workers``, default one per core; 1 runs here) or a Dask scheduler.
+    """Local processes (``workers``; 1 runs here) or a Dask scheduler.
 
     Local processes are estimated first, each with ``share_bytes`` of work
-    (``sim.analysis.workers_need.worker_share``), and refused over the memory cap."""
+    (``sim.analysis.workers_need.worker_share``): a count asked for is refused over the
+    memory cap; the default is one per core, as many as fit within it."""
     if workers is not None and scheduler is not None:
         raise ScenarioError("--workers and --scheduler: give one of them, not both")
     if workers is not None and workers < 1:
@@ -54,8 +55,11 @@ def replication_workers(
             threads = sum(client.nthreads().values())
             yield Workers(client.get_executor(pure=False), max(threads, 1), scheduler)
         return
-    count = workers or usable_cores()
-    check_workers("--workers" if workers else "workers (one per core)", count, share_bytes)
+    if workers is None:
+        count = fitting_workers(share_bytes)
+    else:
+        count = workers
+        check_workers("--workers", count, share_bytes)
     if count == 1:
         yield Workers(None, 1, "this process")
         return

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from typing import Any
 
 from starlette.applications import Starlette
@@ -26,6 +27,7 @@ from sim.des.streams import Draw, stream
 from sim.testbed.emulator import Emulator
 from sim.testbed.http_errors import ERROR_HANDLERS, UNAUTHORIZED, query_count, query_window
 from sim.testbed.http_responses import respond
+from sim.testbed.timing import service_headers
 from sim.testbed.ws_connection import Socket
 
 CALIBRATION_HEADER = "x-loopbudget-calibration"
@@ -70,7 +72,8 @@ class Service:
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """``POST /v1/responses`` as a raw ASGI app, so a disconnect cancels the response."""
         if not self._authorized(Headers(scope=scope)):
-            await JSONResponse(UNAUTHORIZED.http_json(), 401)(scope, receive, send)
+            headers = service_headers(time.monotonic())
+            await JSONResponse(UNAUTHORIZED.http_json(), 401, headers)(scope, receive, send)
             return
         await respond(self.emulator, scope, receive, send)
 

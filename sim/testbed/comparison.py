@@ -43,7 +43,7 @@ def measured_side(rollouts: list[RolloutRecord], splits: list[TurnSplit]) -> Sid
         budget[Stage.QUEUE.value] += sum(s.server["wait_s"].values())
         budget[Key.SERVER_OVERHEAD_S.value] += s.server_s - s.emulated_s
         budget[Stage.DOWNLOAD.value] += s.down_s
-        budget[Stage.TOOL.value] += s.turn.tool_s
+    budget[Stage.TOOL.value] = sum(t.tool_s for r in rollouts for t in r.turns)
     recoveries = sum(r.recoveries for r in rollouts)
     recovered_s = [t.request_s for r in rollouts for t in r.turns if t.recoveries]
     return Side(
@@ -55,6 +55,7 @@ def measured_side(rollouts: list[RolloutRecord], splits: list[TurnSplit]) -> Sid
         cache_misses_per_rollout=recoveries / count,
         recovery_s=float(np.mean(recovered_s)) if recovered_s else math.nan,
         budget_s={row: seconds / count for row, seconds in budget.items()},
+        requests_per_rollout=sum(len(r.turns) for r in rollouts) / count,
     )
 
 
@@ -88,6 +89,7 @@ def simulated_side(records: RolloutRecords) -> Side:
         cache_misses_per_rollout=recoveries / records.count if turns is not None else math.nan,
         recovery_s=float(request_s[recover > 0].mean()) if recoveries else math.nan,
         budget_s=budget,
+        requests_per_rollout=float(records.turns.mean()),
     )
 
 

@@ -111,7 +111,8 @@ class Emulator:
         stage_s = {stage: float(seconds[0]) for stage, seconds in costs.stage_s.items()}
         held_s_of = _held_stage_s(costs, stage_s)
         parallel_s = float(costs.side_s(Side.PARALLEL_SAFETY)[0])
-        output = OutputStream(p, self.scenario.network.bytes_per_token, emit)
+        reuse = self.scenario.inference.prefix_cache_hit_fraction
+        output = OutputStream(p, self.scenario.network.bytes_per_token, emit, reuse)
         await output.begin()
         deadline_s, waits_s, held_s, first_output_s = arrived_s, {}, {}, math.nan
         phases = SERVER_PHASES if p.generate else SERVER_PHASES[:1]

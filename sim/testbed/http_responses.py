@@ -23,6 +23,7 @@ from sim.testbed.emulator import Emulator
 from sim.testbed.limits import Limits
 from sim.testbed.protocol import SERVER_ERROR, ApiError, Event, log_failure, sse
 from sim.testbed.request_check import parse_body
+from sim.testbed.timing import service_headers
 
 
 class ClientLeft(Exception):
@@ -40,7 +41,9 @@ async def respond(emulator: Emulator, scope: Scope, receive: Receive, send: Send
     except Exception as error:  # a failure inside the service: answered, logged, survived
         log_failure(error)
         if not sent.began:
-            await JSONResponse(SERVER_ERROR.http_json(), SERVER_ERROR.status)(scope, receive, send)
+            headers = service_headers(arrived_s)
+            answer = JSONResponse(SERVER_ERROR.http_json(), SERVER_ERROR.status, headers)
+            await answer(scope, receive, send)
 
 
 async def _respond(
@@ -51,7 +54,8 @@ async def _respond(
         prepared = emulator.prepare(body, http=True, cache=None)
     except ApiError as error:
         await emulator.refuse(error, arrived_s, "http")
-        await JSONResponse(error.http_json(), error.status)(scope, receive, send)
+        headers = service_headers(arrived_s)
+        await JSONResponse(error.http_json(), error.status, headers)(scope, receive, send)
         return
     if body.get("stream") is not True:
         events: list[Event] = []
@@ -61,7 +65,8 @@ async def _respond(
 
         run = emulator.run(prepared, collect, arrived_s, "http")
         if await unless_client_leaves(run, receive):
-            await JSONResponse(events[-1]["response"])(scope, receive, send)
+            headers = service_headers(arrived_s)
+            await JSONResponse(events[-1]["response"], headers=headers)(scope, receive, send)
         return
     await _stream_events(emulator, prepared, arrived_s, receive, send)
 
@@ -134,6 +139,7 @@ async def _stream_events(
     a client that disconnects cancels the response at once; a failure inside the service
     ends the stream with an ``error`` event."""
     headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+    headers += [(k.encode(), v.encode()) for k, v in service_headers(arrived_s).items()]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     outbox: asyncio.Queue[Event | None] = asyncio.Queue()
 

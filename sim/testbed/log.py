@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import deque
+from collections import OrderedDict, deque
 from typing import Any
 
 from models.stages import Stage
@@ -29,7 +29,8 @@ class RequestLog:
 
     def __init__(self, kept: int = KEPT_RECORDS) -> None:
         self._records: deque[dict[str, Any]] = deque(maxlen=kept)
-        self._written = 0
+        self._completed: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._kept, self._written = kept, 0
 
     def completed(
         self,
@@ -69,6 +70,9 @@ class RequestLog:
                 "held_s": held_s,
             }
         )
+        self._completed[p.head.response_id] = self._records[-1]
+        if len(self._completed) > self._kept:
+            self._completed.popitem(last=False)
 
     def refused(self, transport: str, code: str, arrived_s: float, answered_s: float) -> None:
         self._append(
@@ -80,6 +84,10 @@ class RequestLog:
                 "completed_at_s": answered_s,
             }
         )
+
+    def completed_record(self, response_id: str) -> dict[str, Any]:
+        """The record of a completed response."""
+        return self._completed[response_id]
 
     def _append(self, record: dict[str, Any]) -> None:
         self._records.append(record)

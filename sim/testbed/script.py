@@ -13,11 +13,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
-import numpy as np
-
 from models.scenario import Scenario
 from sim.des.draws import draw_turns
-from sim.des.streams import BLOCK_ROLLOUTS, Draw, stream
+from sim.des.streams import BLOCK_ROLLOUTS
 from sim.turn.turns import Turns
 
 ROLLOUT_KEY = "loopbudget_rollout"
@@ -34,7 +32,7 @@ class TurnPlan:
     render_hit: bool
     is_last: bool
     tool_name: str
-    """The tool it calls (unused on the last turn, which answers in text)."""
+    """The tool it calls ('' on the last turn, which answers in text)."""
 
 
 def block_turns(scenario: Scenario, block: int, replication: int) -> Turns:
@@ -42,51 +40,17 @@ def block_turns(scenario: Scenario, block: int, replication: int) -> Turns:
     return draw_turns(scenario, block, BLOCK_ROLLOUTS, replication)
 
 
-def tool_kinds(scenario: Scenario, block: int, replication: int) -> np.ndarray:
-    """The tool kind of every turn of a block: the DES's ``TOOL_KIND`` draw, made the same way."""
-    w = scenario.workload
-    calls = w.tool_calls_per_rollout.sample(
-        stream(scenario.seed, block, Draw.TOOL_CALLS, replication), BLOCK_ROLLOUTS
-    )
-    total = int(calls.sum()) + BLOCK_ROLLOUTS
-    rng = stream(scenario.seed, block, Draw.TOOL_KIND, replication)
-    return rng.choice(len(w.tools), total, p=w.tool_probabilities())
-
-
-class TurnBlocks:
-    """The drawn turns of blocks of rollouts, shared by every agent of a run: a block holds
-    1,024 rollouts' turns (megabytes), and a fleet's agents run neighbouring rollouts, so one
-    copy serves them all (a copy per agent took 4 GB at 1,200 agents)."""
-
-    def __init__(self, scenario: Scenario) -> None:
-        self._scenario = scenario
-        self._blocks: OrderedDict[tuple[int, int], Turns] = OrderedDict()
-
-    def rollout(self, rollout: int, replication: int) -> tuple[Turns, int, int]:
-        """The block's turns holding ``rollout`` and the rollout's first and end rows."""
-        block, local = divmod(rollout, BLOCK_ROLLOUTS)
-        key = (replication, block)
-        if key not in self._blocks:
-            self._blocks[key] = block_turns(self._scenario, block, replication)
-            if len(self._blocks) > _CACHED_BLOCKS:
-                self._blocks.popitem(last=False)
-        self._blocks.move_to_end(key)
-        turns = self._blocks[key]
-        return turns, int(turns.offsets[local]), int(turns.offsets[local + 1])
-
-
 class Script:
     """Turn plans by (replication, rollout, turn), drawn a block at a time."""
 
     def __init__(self, scenario: Scenario) -> None:
         self._scenario = scenario
-        self._blocks: OrderedDict[tuple[int, int], tuple[Turns, np.ndarray]] = OrderedDict()
+        self._blocks: OrderedDict[tuple[int, int], Turns] = OrderedDict()
 
-    def _block(self, block: int, replication: int) -> tuple[Turns, np.ndarray]:
+    def _block(self, block: int, replication: int) -> Turns:
         key = (replication, block)
         if key not in self._blocks:
-            turns = block_turns(self._scenario, block, replication)
-            self._blocks[key] = (turns, tool_kinds(self._scenario, block, replication))
+            self._blocks[key] = block_turns(self._scenario, block, replication)
             if len(self._blocks) > _CACHED_BLOCKS:
                 self._blocks.popitem(last=False)
         self._blocks.move_to_end(key)
@@ -95,13 +59,16 @@ class Script:
     def turn(self, rollout: int, turn: int, replication: int = 0) -> TurnPlan:
         """The plan of ``turn`` of ``rollout``; past the last turn the model keeps answering."""
         block, local = divmod(rollout, BLOCK_ROLLOUTS)
-        turns, kinds = self._block(block, replication)
+        turns = self._block(block, replication)
         first, end = int(turns.offsets[local]), int(turns.offsets[local + 1])
         row = min(first + turn, end - 1)
+        is_last = row == end - 1
+        assert turns.tool_kind is not None, "drawn turns name their tools"
+        kind = int(turns.tool_kind[row])
         return TurnPlan(
             output_tokens=float(turns.output_tokens[row]),
             decode_s_per_token=float(turns.decode_s_per_token[row]),
             render_hit=bool(turns.render_hit[row]),
-            is_last=row == end - 1,
-            tool_name=self._scenario.workload.tools[int(kinds[row])].name,
+            is_last=is_last,
+            tool_name="" if is_last else self._scenario.workload.tools[kind].name,
         )

@@ -32,6 +32,7 @@ from sim.testbed.clock import TimerLead
 from sim.testbed.connection_limit import limited_protocol
 from sim.testbed.emulator import Emulator
 from sim.testbed.limits import Limits, connection_limit, raise_descriptor_limit
+from sim.testbed.link import DelayLink
 
 HOST = "127.0.0.1"
 DEFAULT_API_KEY = "loopbudget-testbed"
@@ -50,6 +51,9 @@ class ServerSettings:
     api_key: str = DEFAULT_API_KEY
     port: int = 0
     max_frame_bytes: int = MAX_FRAME_BYTES
+    host: str = HOST
+    link_rtt_s: float = 0.0
+    """Round trip of an emulated link in front of the service (``link``); 0: none."""
     limits: Limits = field(default_factory=Limits)
 
     @classmethod
@@ -88,11 +92,16 @@ async def serve(
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    listener.bind((HOST, settings.port))
+    linked = settings.link_rtt_s > 0
+    listener.bind((HOST, 0) if linked else (settings.host, settings.port))
     # Listening before saying ready: a client may connect while uvicorn still starts up.
     listener.listen(2048)
     server = uvicorn.Server(config)
-    on_ready(listener.getsockname()[1])
+    port = listener.getsockname()[1]
+    if linked:
+        link = DelayLink(port, settings.link_rtt_s, TimerLead(lead.lead_s))
+        port = await link.start(settings.host, settings.port)
+    on_ready(port)
     await server.serve(sockets=[listener])
 
 
@@ -120,10 +129,13 @@ def _stop_on_eof() -> None:
 
 
 @contextmanager
-def emulator_process(scenario: Scenario, settings: ServerSettings) -> Iterator[str]:
-    """Start the emulator in a child process; yields its base URL; stops it on exit."""
+def emulator_process(
+    scenario: Scenario, settings: ServerSettings, prefix: tuple[str, ...] = ()
+) -> Iterator[str]:
+    """Start the emulator in a child process (run through ``prefix``, e.g. inside a network
+    namespace); yields its base URL; stops it on exit."""
     child = subprocess.Popen(
-        [sys.executable, "-m", "sim.testbed.server"],
+        [*prefix, sys.executable, "-m", "sim.testbed.server"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -135,7 +147,7 @@ def emulator_process(scenario: Scenario, settings: ServerSettings) -> Iterator[s
         }
         child.stdin.write(json.dumps(request) + "\n")
         child.stdin.flush()
-        yield f"http://{HOST}:{_wait_ready(child)}/v1"
+        yield f"http://{settings.host}:{_wait_ready(child)}/v1"
     finally:
         child.stdin.close()
         try:

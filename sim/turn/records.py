@@ -36,6 +36,10 @@ class TurnRecords:
     """Prompt tokens prefilled (the rest of the prompt)."""
     rate_limited: np.ndarray
     """429 answers the turn's request met before the rate limit admitted it."""
+    output_tokens: np.ndarray
+    """Output tokens of the turn's response."""
+    tool_kind: np.ndarray
+    """Index in ``workload.tools`` of the (first) tool the turn called, -1 on the last turn."""
 
     def side_s(self, side: Side) -> np.ndarray:
         """Seconds each turn's side holding kept its pool's server."""

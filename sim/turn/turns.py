@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from models.workload import rollout_turns
+
 
 @dataclass(frozen=True)
 class Turns:
@@ -48,6 +50,9 @@ class Turns:
     compaction_new_tokens: np.ndarray
     compaction_context_items: np.ndarray
     compaction_items_new: np.ndarray
+    tool_kind: np.ndarray | None = None
+    """Index in ``workload.tools`` of the (first) tool each turn calls, -1 on the last turn
+    (drawn turns only; the analytic engine has no kinds)."""
 
     @property
     def count(self) -> int:
@@ -68,7 +73,7 @@ class Turns:
         per_turn = {
             name: getattr(self, name)[:end]
             for name in self.__dataclass_fields__
-            if name not in ("offsets", "fixed_tokens")
+            if name not in ("offsets", "fixed_tokens") and getattr(self, name) is not None
         }
         return Turns(
             **per_turn, offsets=self.offsets[: rollouts + 1], fixed_tokens=self.fixed_tokens
@@ -111,7 +116,7 @@ def history(
     (per turn; None: one each) are the function calls of each turn: each adds a
     call item to the turn's output and an output item to the next turn's input.
     """
-    turns_per_rollout = calls.astype(np.int64) + 1
+    turns_per_rollout = rollout_turns(calls.astype(np.int64))
     offsets = np.concatenate([[0], np.cumsum(turns_per_rollout)])
     starts = np.repeat(offsets[:-1], turns_per_rollout)
     turn_index = np.arange(offsets[-1]) - starts

@@ -28,6 +28,7 @@ from scipy.optimize import brentq
 
 from models.kv_cache import Routing
 from models.scenario import Scenario
+from models.workload import rollout_turns
 from sim.analytic.agent.engine import Expectation
 from sim.analytic.agent.expected_draws import tool_mixture
 from sim.turn.transports import Transport
@@ -41,7 +42,7 @@ def history_tokens(scenario: Scenario) -> tuple[float, float]:
     w = scenario.workload
     first, out, tool = w.first_message_tokens, w.output_tokens.mean, w.mean_tool_output_tokens()
     calls, weights = w.tool_calls_per_rollout.support()
-    turns = calls + 1
+    turns = rollout_turns(calls)
     summed = calls * first + out * calls * (calls + 1) / 2 + tool * (calls - 1) * calls / 2
     left = first + turns * out + calls * tool
     return float(weights @ summed / (weights @ turns)), float(weights @ left)

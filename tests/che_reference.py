@@ -1,13 +1,16 @@
-"""Che's approximation of an LRU cache: one characteristic time for every item.
+"""Che's approximation of an LRU cache, an independent reference for the DES's replica cache.
+
+One characteristic time serves every item.
 
 Under the independent reference model (item i requested as a Poisson process
 of rate ``rate_i``), an LRU cache of capacity C holds item i at a random time
 when it was requested within the last T_C, the characteristic time that fills
 the cache: ``sum_i size_i (1 - exp(-rate_i T_C)) = C``.  An item's hit
 probability is then ``1 - exp(-rate_i T_C)`` (Che, Tung and Wang, IEEE JSAC
-2002; Fricker, Robert and Roberts, ITC 2012, for why it is accurate).  A
-request whose gap since the item's last request is g hits when g < T_C, which
-is how the fleet model uses it for a session's tool gap.
+2002; Fricker, Robert and Roberts, ITC 2012, for why it is accurate).  The
+analytic fleet's own residency model (``sim.analytic.fleet.residency``) is a
+different use of the same idea: sessions with tool gaps, a time-to-live and the
+history finished rollouts leave, not Poisson requests for fixed items.
 """
 
 from __future__ import annotations
