@@ -19,8 +19,9 @@ from pydantic import ValidationError
 
 from models.distributions import KINDS
 from models.errors import ScenarioError, one_line
+from models.numbers import shown
 from models.scenario import Scenario
-from models.text_input import check_nesting, parse_toml, read_text
+from models.text_input import check_text, parse_toml, read_text
 
 _MAX_EXTENDS_DEPTH = 8
 
@@ -88,13 +89,16 @@ def validate(data: dict[str, Any]) -> Scenario:
         raise one_line(error, Scenario) from None
 
 
-def parse_assignment(assignment: str) -> tuple[str, Any]:
-    """Split ``dotted.path=value``; the value is read as a TOML value, else as a string."""
+def parse_assignment(assignment: str, option: str = "--set") -> tuple[str, Any]:
+    """Split ``dotted.path=value`` (given with ``option``); the value is read as a TOML value,
+    else as a string."""
     path, sep, text = assignment.partition("=")
     path = path.strip()
     if not sep or not path:
-        raise ScenarioError(f"--set {assignment!r}: expected PATH=VALUE, e.g. network.rtt_ms=40")
-    check_nesting(text, f"--set {path}")
+        raise ScenarioError(
+            f"{option} {shown(assignment)!r}: expected PATH=VALUE, e.g. network.rtt_ms=40"
+        )
+    check_text(text, f"{option} {shown(path)}")
     try:
         value = tomllib.loads(f"v = {text.strip()}")["v"]
     except tomllib.TOMLDecodeError:

@@ -61,7 +61,13 @@ def results(finished: Callable[[str], Path]) -> Path:
 
 
 def arguments(case: dict[str, Any], tmp: Path, results: Path) -> list[str]:
-    places = {"{bad}": str(BAD), "{tmp}": str(tmp), "{results}": str(results), "{deep}": DEEP}
+    places = {
+        "{bad}": str(BAD),
+        "{tmp}": str(tmp),
+        "{results}": str(results),
+        "{deep}": DEEP,
+        "{digits}": "1" * 4301,
+    }
     out = []
     for argument in case["args"]:
         for name, value in places.items():

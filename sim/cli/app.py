@@ -28,6 +28,7 @@ from sim.analysis.summary import summarize
 from sim.cli.capacity import capacity as capacity_command
 from sim.cli.fit import fit as fit_command
 from sim.cli.load import load as load_command
+from sim.cli.numbers import INT
 from sim.cli.output import check_writable, json_text, write_output
 from sim.cli.record import record as record_command
 from sim.cli.report import print_compare, print_run
@@ -61,13 +62,13 @@ def run_options(command):
             click.option(
                 "--rollouts",
                 "-n",
-                type=int,
+                type=INT,
                 default=500,
                 show_default=True,
                 help="rollouts to simulate",
             ),
             click.option(
-                "--seed", type=int, default=None, help="root seed (default: the scenario's)"
+                "--seed", type=INT, default=None, help="root seed (default: the scenario's)"
             ),
             click.option(
                 "--set",

@@ -21,6 +21,7 @@ from sim.analysis.run import parse_spec
 from sim.capacity.objectives import CapacityResult, Evaluation, parse_slo
 from sim.capacity.search import SearchProgress, search_all
 from sim.cli.load import workers_options
+from sim.cli.numbers import INT
 from sim.cli.output import json_text
 from sim.sweep.workers import replication_workers
 from sim.turn.transports import Transport
@@ -38,8 +39,8 @@ TRANSPORTS = (Transport.HTTP, Transport.WS)
     metavar="METRIC=SECONDS",
     help="e.g. ttft_p95_s=1.0; repeatable",
 )
-@click.option("--max-agents", type=int, default=100_000, show_default=True)
-@click.option("--seed", type=int, default=None, help="root seed (default: the scenario's)")
+@click.option("--max-agents", type=INT, default=100_000, show_default=True)
+@click.option("--seed", type=INT, default=None, help="root seed (default: the scenario's)")
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
 @workers_options
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")

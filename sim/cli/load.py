@@ -24,6 +24,7 @@ from sim.analysis.results import FleetResult, UnmeasuredPoint
 from sim.analysis.run import Engine, parse_engine, parse_spec
 from sim.analysis.run import load as load_scenario_of
 from sim.analysis.workers_need import worker_share
+from sim.cli.numbers import INT
 from sim.cli.output import json_text
 from sim.sweep.workers import replication_workers
 from sim.turn.transports import Transport
@@ -44,7 +45,7 @@ def workers_options(command: F) -> F:
     )(command)
     return click.option(
         "--workers",
-        type=int,
+        type=INT,
         default=None,
         help="local worker processes for replications (default: one per core; 1: this process)",
     )(command)
@@ -60,7 +61,7 @@ def workers_options(command: F) -> F:
     show_default=True,
     help="des (simulation) or analytic (queueing network, instant)",
 )
-@click.option("--seed", type=int, default=None, help="root seed (default: the scenario's)")
+@click.option("--seed", type=INT, default=None, help="root seed (default: the scenario's)")
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
 @workers_options
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")

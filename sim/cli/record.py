@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 import click
 
 from models.errors import ScenarioError
+from sim.cli.numbers import INT
 from sim.cli.output import check_writable
 
 
@@ -28,7 +29,7 @@ def _upstream(url: str) -> str:
     required=True,
     help="the API's base URL, e.g. https://api.openai.com/v1",
 )
-@click.option("--port", type=int, default=0, show_default=True, help="0: a free port")
+@click.option("--port", type=INT, default=0, show_default=True, help="0: a free port")
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),

@@ -19,6 +19,7 @@ from models.loading import parse_assignment, validate
 from sim.analysis.estimates import check_run
 from sim.analysis.run import Engine
 from sim.analysis.workers_need import worker_share
+from sim.cli.numbers import FLOAT, INT
 from sim.cli.output import check_writable
 
 FAILED_POINTS = 1
@@ -35,7 +36,7 @@ FAILED_POINTS = 1
 )
 @click.option(
     "--workers",
-    type=int,
+    type=INT,
     default=None,
     help="local Dask worker processes; 0 runs in this process (default: 0 for an analytic "
     "sweep, one per core for a DES sweep)",
@@ -123,8 +124,8 @@ def sweep(file: Path, out: Path, workers: int | None, scheduler: str | None, res
 @click.option(
     "--where", "wheres", multiple=True, metavar="PATH=VALUE", help="keep rows with this value"
 )
-@click.option("--mark", "marks", multiple=True, type=float, help="mark and annotate x = VALUE")
-@click.option("--contour", "contours", multiple=True, type=float, help="heat map contour level")
+@click.option("--mark", "marks", multiple=True, type=FLOAT, help="mark and annotate x = VALUE")
+@click.option("--contour", "contours", multiple=True, type=FLOAT, help="heat map contour level")
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -176,7 +177,7 @@ def plot(
 def _where(text: str) -> tuple[str, object]:
     if "=" not in text:
         raise ScenarioError(f"--where {text!r}: expected PATH=VALUE, e.g. network.rtt_ms=30")
-    return parse_assignment(text)
+    return parse_assignment(text, "--where")
 
 
 def _strip(path: Path) -> Path:

@@ -19,6 +19,7 @@ from rich.table import Table
 
 from models.errors import ScenarioError
 from sim.analysis.run import load, parse_spec
+from sim.cli.numbers import FLOAT, INT
 from sim.testbed.emulated import check_emulated
 from sim.turn.transports import Transport
 
@@ -62,11 +63,11 @@ def _scenario(spec_text: str, sets: tuple[str, ...], seed: int | None, agents: i
 
 @testbed.command("run")
 @click.argument("spec")
-@click.option("--rollouts", "-n", type=int, default=DEFAULT_ROLLOUTS, show_default=True)
-@click.option("--agents", type=int, default=None, help="a fleet of K agents (default: the spec's)")
+@click.option("--rollouts", "-n", type=INT, default=DEFAULT_ROLLOUTS, show_default=True)
+@click.option("--agents", type=INT, default=None, help="a fleet of K agents (default: the spec's)")
 @click.option(
     "--time-scale",
-    type=float,
+    type=FLOAT,
     default=None,
     help="wall seconds per scenario second (default 0.1; 2 for a fleet)",
 )
@@ -74,7 +75,7 @@ def _scenario(spec_text: str, sets: tuple[str, ...], seed: int | None, agents: i
 @click.option("--api-key", default=None, help="bearer token (default: the emulator's)")
 @click.option(
     "--max-turns",
-    type=int,
+    type=INT,
     default=None,
     help="requests a rollout may make before the driver stops it (default 256)",
 )
@@ -85,7 +86,7 @@ def _scenario(spec_text: str, sets: tuple[str, ...], seed: int | None, agents: i
     show_default=True,
     help="scenario: its round trip on a netem link where allowed, else an emulated one",
 )
-@click.option("--seed", type=int, default=None, help="root seed (default: the scenario's)")
+@click.option("--seed", type=INT, default=None, help="root seed (default: the scenario's)")
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 def run(
@@ -219,12 +220,12 @@ def _table(title: str, entry: Any) -> Table:
 
 @testbed.command()
 @click.argument("spec")
-@click.option("--port", type=int, default=0, show_default=True, help="0: a free port")
-@click.option("--time-scale", type=float, default=1.0, show_default=True)
+@click.option("--port", type=INT, default=0, show_default=True, help="0: a free port")
+@click.option("--time-scale", type=FLOAT, default=1.0, show_default=True)
 @click.option("--api-key", default=None, help="bearer token clients must send")
 @click.option(
     "--rtt-ms",
-    type=float,
+    type=FLOAT,
     default=0.0,
     show_default=True,
     help="round trip added by an emulated link in front of the API (scenario ms)",

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from models.text_input import nesting_depth
+from models.numbers import digits_problem
+from models.text_input import structure
 from sim.testbed.protocol import ApiError
 from sim.testbed.script import REPLICATION_KEY, ROLLOUT_KEY
 
@@ -33,9 +34,12 @@ def parse_body(data: str | bytes) -> dict[str, Any]:
         text = data.decode() if isinstance(data, bytes) else data
     except UnicodeDecodeError as error:
         raise invalid_json(f"not UTF-8 at byte {error.start}") from None
-    depth = nesting_depth(text)
+    depth, digits = structure(text)
     if depth > MAX_JSON_DEPTH:
         raise invalid_json(f"nested {depth:,} deep; at most {MAX_JSON_DEPTH} levels")
+    problem = digits_problem(digits)
+    if problem is not None:
+        raise invalid_json(problem)
     try:
         body = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
