@@ -8,6 +8,7 @@ running Dask scheduler through its ``concurrent.futures`` interface instead.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 
 from models.errors import ScenarioError
 from sim.analysis.workers_need import check_workers, fitting_workers
+from sim.sweep.cluster import connect
 
 
 @dataclass(frozen=True)
@@ -45,13 +47,11 @@ def replication_workers(
     if workers is not None and workers < 1:
         raise ScenarioError(f"--workers = {workers}: must be an integer >= 1")
     if scheduler is not None:
-        try:
-            from dask.distributed import Client
-        except ImportError:
+        if importlib.util.find_spec("distributed") is None:
             raise ScenarioError(
                 "--scheduler: needs Dask, which is not installed; pip install 'loopbudget[sweep]'"
-            ) from None
-        with Client(scheduler) as client:
+            )
+        with connect(scheduler) as client:
             threads = sum(client.nthreads().values())
             yield Workers(client.get_executor(pure=False), max(threads, 1), scheduler)
         return
