@@ -12,7 +12,9 @@ import contextlib
 import io
 import json
 import os
+import resource
 import shutil
+import signal
 import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -91,6 +93,19 @@ def given_files(case: dict[str, Any], tmp: Path) -> dict[Path, bytes]:
         path.write_bytes(data)
         written[path] = data
     return written
+
+
+@contextlib.contextmanager
+def file_size_limit(size_bytes: int) -> Iterator[None]:
+    """Writes past ``size_bytes`` fail (EFBIG), as on a full disk, while the command runs."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size_bytes, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
 
 
 def assert_whole(directory: Path) -> None:
@@ -186,6 +201,8 @@ def test_every_command_of_the_corpus_is_one_line_and_exit_code_2(
             damage(case["setup"], source, tmp_path / "res", monkeypatch)
         if case.get("setup") == "lock held":
             held.enter_context(writer_lock(tmp_path / "res"))
+        if "file_size" in case:
+            held.enter_context(file_size_limit(case["file_size"]))
         result = cli(*arguments(case, tmp_path, results))
     if case.get("exit", 2) == 0:
         assert_ran_cleanly(result)

@@ -51,12 +51,14 @@ def _special_kind(path: Path) -> str:
     return "special file"
 
 
-def write_output(path: Path, option: str, write: Any) -> None:
-    """Run ``write(path)``; an I/O failure is one line (what was printed before stays)."""
+def write_output(path: Path, option: str, write: Any) -> Any:
+    """``write(path)``; an I/O failure (a full disk, no permission) is one line, and what
+    was printed before stays."""
     try:
-        write(path)
+        return write(path)
     except OSError as error:
-        raise ScenarioError(f"{option} {path}: cannot be written ({error.strerror})") from None
+        reason = error.strerror or (str(error).splitlines() or ["an I/O error"])[0]
+        raise ScenarioError(f"{option} {path}: cannot be written ({reason})") from None
 
 
 def _non_finite(value: Any, path: str) -> tuple[str, float] | None:

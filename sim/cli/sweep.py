@@ -20,7 +20,7 @@ from sim.analysis.estimates import check_run
 from sim.analysis.run import Engine
 from sim.analysis.workers_need import worker_share
 from sim.cli.numbers import FLOAT, INT
-from sim.cli.output import check_writable
+from sim.cli.output import check_writable, write_output
 
 FAILED_POINTS = 1
 """Exit code when the sweep finished but some points failed (bad input is 2)."""
@@ -170,7 +170,7 @@ def plot(
     for path in figure_paths(base):
         if path.parent.is_dir():
             check_writable(path, "--out")
-    for path in save(figure, base):
+    for path in write_output(base, "--out", lambda target: save(figure, target)):
         click.echo(str(path))
 
 

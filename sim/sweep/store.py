@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -154,11 +154,15 @@ class ResultsDir:
         )
         final = self.parts / f"part-{chunk:06d}.parquet"
         temporary = self.parts / f".{final.name}.tmp"
-        pq.write_table(table, temporary, write_page_checksum=True)
-        with temporary.open("rb") as written:
-            os.fsync(written.fileno())
-        os.replace(temporary, final)
-        _fsync_directory(self.parts)
+        try:
+            pq.write_table(table, temporary, write_page_checksum=True)
+            with temporary.open("rb") as written:
+                os.fsync(written.fileno())
+            os.replace(temporary, final)
+            _fsync_directory(self.parts)
+        except OSError as error:
+            temporary.unlink(missing_ok=True)
+            raise _cannot_write(self.path, f"{PARTS}/{final.name}", error) from None
 
     def _check_no_foreign_files(self) -> None:
         """A directory without a manifest must not hold a name the writer would write."""
@@ -239,14 +243,27 @@ def _text_or_none(path: Path) -> str | None:
 
 def _write_atomic(path: Path, content: bytes) -> None:
     """Write ``content`` to a new temporary file (never an existing one), then rename it."""
-    descriptor, temporary = tempfile.mkstemp(
-        dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(content)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise _cannot_write(path.parent, path.name, error) from None
+
+
+def _cannot_write(directory: Path, name: str, error: OSError) -> ScenarioError:
+    """A write that failed (a full disk, a file size limit, no permission), in one line; the
+    parts already written stay."""
+    reason = error.strerror or (str(error).splitlines() or ["an I/O error"])[0]
+    return ScenarioError(
+        f"--out {directory}: cannot write {name} ({reason}); the parts written before it are "
+        "kept: run the sweep again with --resume once the disk has room"
     )
-    with os.fdopen(descriptor, "wb") as file:
-        file.write(content)
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(temporary, path)
 
 
 def _fsync_directory(path: Path) -> None:
