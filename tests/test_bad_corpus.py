@@ -15,6 +15,7 @@ import os
 import resource
 import shutil
 import signal
+import socket
 import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -203,7 +204,10 @@ def test_every_command_of_the_corpus_is_one_line_and_exit_code_2(
             held.enter_context(writer_lock(tmp_path / "res"))
         if "file_size" in case:
             held.enter_context(file_size_limit(case["file_size"]))
-        result = cli(*arguments(case, tmp_path, results))
+        port = held.enter_context(socket.create_server(("127.0.0.1", 0))).getsockname()[1]
+        result = cli(
+            *(a.replace("{busy_port}", str(port)) for a in arguments(case, tmp_path, results))
+        )
     if case.get("exit", 2) == 0:
         assert_ran_cleanly(result)
         for fragment in case.get("stdout", []):

@@ -7,20 +7,12 @@ command, so the rest of the command line starts without them.
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import click
 
-from models.errors import ScenarioError
+from sim.cli.endpoints import check_base_url, check_port
 from sim.cli.numbers import INT
 from sim.cli.output import check_writable
-
-
-def _upstream(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ScenarioError(f"--upstream = {url!r}: must be an http:// or https:// base URL")
-    return url
 
 
 @click.command()
@@ -52,9 +44,8 @@ def record(upstream: str, port: int, out: Path, keep_content: bool) -> None:
     from sim.record.service import record as serve_recorder
     from sim.testbed import clock
 
-    _upstream(upstream)
-    if not 0 <= port <= 65535:
-        raise ScenarioError(f"--port = {port}: must be 0 (a free port) or 1-65535")
+    check_base_url(upstream, "--upstream")
+    check_port(port)
     check_writable(out, "--out")
 
     def ready(base_url: str) -> None:

@@ -19,6 +19,7 @@ from rich.table import Table
 
 from models.errors import ScenarioError
 from sim.analysis.run import load, parse_spec
+from sim.cli.endpoints import check_answers, check_base_url, check_port
 from sim.cli.numbers import FLOAT, INT
 from sim.testbed.emulated import check_emulated
 from sim.turn.transports import Transport
@@ -114,6 +115,8 @@ def run(
 
     if rollouts < 1:
         raise ScenarioError(f"--rollouts = {rollouts}: must be an integer >= 1")
+    if base_url is not None:
+        check_base_url(base_url, "--base-url")
     if max_turns is not None and max_turns < 1:
         raise ScenarioError(f"--max-turns = {max_turns}: must be an integer >= 1")
     parsed, scenario = _scenario(spec, sets, seed, agents)
@@ -137,6 +140,8 @@ def run(
         turn_limit=max_turns or DEFAULT_TURN_LIMIT,
         network=network,
     )
+    if base_url is not None:
+        check_answers(base_url, "--base-url")
     total = None if fleet else rollouts * len(transports)
     result = _with_progress(spec, total, lambda advance: run_testbed(request, advance))
     if as_json:
@@ -244,6 +249,7 @@ def serve(
     from sim.testbed.server import DEFAULT_API_KEY, HOST, ServerSettings, serve
     from sim.testbed.timescale import scale_time
 
+    check_port(port)
     _, scenario = _scenario(spec, sets, None, None)
     scaled = scale_time(scenario, _time_scale(time_scale))
     if not 0 <= rtt_ms <= 5000:

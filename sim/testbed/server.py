@@ -24,6 +24,7 @@ from typing import Any
 
 import uvicorn
 
+from models.errors import ScenarioError
 from models.loading import validate
 from models.scenario import Scenario
 from sim.testbed import clock
@@ -93,14 +94,28 @@ async def serve(
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     linked = settings.link_rtt_s > 0
-    listener.bind((HOST, 0) if linked else (settings.host, settings.port))
+    address = (HOST, 0) if linked else (settings.host, settings.port)
+    try:
+        listener.bind(address)
+    except OSError as error:
+        listener.close()
+        raise ScenarioError(
+            f"--port {settings.port}: cannot listen on {address[0]}:{address[1]} "
+            f"({error.strerror or error})"
+        ) from None
     # Listening before saying ready: a client may connect while uvicorn still starts up.
     listener.listen(2048)
     server = uvicorn.Server(config)
     port = listener.getsockname()[1]
     if linked:
         link = DelayLink(port, settings.link_rtt_s, TimerLead(lead.lead_s))
-        port = await link.start(settings.host, settings.port)
+        try:
+            port = await link.start(settings.host, settings.port)
+        except OSError as error:
+            raise ScenarioError(
+                f"--port {settings.port}: cannot listen on {settings.host}:{settings.port} "
+                f"({error.strerror or error})"
+            ) from None
     on_ready(port)
     await server.serve(sockets=[listener])
 
