@@ -15,12 +15,12 @@ from typing import Any
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-from rich.table import Table
 
 from models.errors import ScenarioError
 from sim.analysis.run import load, parse_spec
 from sim.cli.endpoints import check_answers, check_base_url, check_port
 from sim.cli.numbers import FLOAT, INT
+from sim.cli.testbed_table import MachineLoad, cores, load_average, print_result
 from sim.testbed.emulated import check_emulated
 from sim.turn.transports import Transport
 
@@ -143,11 +143,12 @@ def run(
     if base_url is not None:
         check_answers(base_url, "--base-url")
     total = None if fleet else rollouts * len(transports)
+    start_load = load_average()
     result = _with_progress(spec, total, lambda advance: run_testbed(request, advance))
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
-        _print(Console(), result)
+        print_result(Console(), result, MachineLoad(start_load, load_average(), cores()))
 
 
 def _with_progress(label: str, total: int | None, work: Any) -> Any:
@@ -157,70 +158,6 @@ def _with_progress(label: str, total: int | None, work: Any) -> Any:
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task(f"{label}: rollouts", total=total)
         return work(lambda n: bar.advance(task, n))
-
-
-def _print(console: Console, result: Any) -> None:
-    from sim.testbed.results import Key
-
-    head = f"{result.spec}: time scale {result.time_scale:g}"
-    if result.agents > 1:
-        head += f", {result.agents} agents"
-    console.print(network_line(result.network))
-    for name, entry in result.transports.items():
-        console.print(_table(f"{head}: {name}", entry))
-        console.print(f"{name}: {entry.rollouts} rollouts measured, {entry.errors} errors")
-        if entry.observed.get("turn_limited"):
-            console.print(
-                f"{name}: {entry.observed['turn_limited']:.0f} rollouts stopped at the turn limit "
-                "(the server still asked for tools; --max-turns)",
-                style="bold",
-            )
-    measured, simulated = result.reduction(Key.MEASURED), result.reduction(Key.SIMULATED)
-    if measured is not None:
-        console.print(
-            f"http -> ws end-to-end reduction: measured {measured:.1%}, simulated "
-            f"{simulated:.1%} ({(measured - simulated) * 100:+.1f} points)",
-            style="bold",
-        )
-
-
-def network_line(network: dict[str, Any]) -> str:
-    """Which network the run had: the round trip asked for and the one measured over it."""
-    line = f"network: {network['mode']}, round trip {network['rtt_ms']:g} ms asked"
-    if network.get("measured_rtt_ms") is not None:
-        line += f", {network['measured_rtt_ms']:.1f} ms measured over the link (ping)"
-    return line + (f"; {network['note']}" if network.get("note") else "")
-
-
-def _table(title: str, entry: Any) -> Table:
-    """Measured, simulated (client measured in the run), its error, and the prediction
-    (client calibrated beforehand); then the budget per stage and the pools."""
-    from sim.testbed.results import Key
-
-    m, s, p = entry.measured, entry.simulated, entry.predicted
-    table = Table("", "measured", "simulated", "rel. error", "predicted", title=title)
-    table.title_justify = "left"
-    errors = entry.rel_errors
-    rows = [
-        ("e2e mean (s)", lambda x: x.e2e_mean_s, 1.0, errors[Key.E2E_MEAN]),
-        ("e2e p95 (s)", lambda x: x.e2e_p95_s, 1.0, errors[Key.E2E_P95]),
-        ("TTFT mean (ms)", lambda x: x.ttft_mean_s, 1e3, errors[Key.TTFT_MEAN]),
-        ("TTFT p95 (ms)", lambda x: x.ttft_p95_s, 1e3, None),
-        ("requests / rollout", lambda x: x.requests_per_rollout, 1.0, None),
-        ("new connections / rollout", lambda x: x.connections_per_rollout, 1.0, None),
-        ("cache misses / rollout", lambda x: x.cache_misses_per_rollout, 1.0, None),
-    ]
-    for label, pick, scale, error in rows:
-        ahead = "" if p is None else f"{pick(p) * scale:.4g}"
-        shown = "" if error is None else f"{error:+.1%}"
-        table.add_row(label, f"{pick(m) * scale:.4g}", f"{pick(s) * scale:.4g}", shown, ahead)
-    for stage, seconds in m.budget_s.items():
-        simulated = s.budget_s.get(stage, 0.0)
-        if seconds or simulated:
-            table.add_row(f"  {stage} (s/rollout)", f"{seconds:.4f}", f"{simulated:.4f}")
-    for pool, busy in m.utilization.items():
-        table.add_row(f"  utilization {pool}", f"{busy:.1%}", f"{s.utilization.get(pool, 0.0):.1%}")
-    return table
 
 
 @testbed.command()

@@ -212,7 +212,7 @@ def _annotate(
         return
     where = np.log(xs) if log else xs
     value = float(np.interp(math.log(mark) if log else mark, where, ys))
-    text = f"{value:.0%}" if percent else f"{value:.3g}"
+    text = f"{value:.1%}" if percent else f"{value:.3g}"
     right_half = (where[-1] - (math.log(mark) if log else mark)) < (where[-1] - where[0]) / 2
     ax.annotate(
         f"{_short(mark)}: {text}",

@@ -14,7 +14,7 @@ three coefficients are read off the cost model itself by finite differences
   The expectation over N is exact, from the mixture's partial expectation
   E[max(0, N - t)]; P - F is taken as a log-normal with P's exact mean and
   variance, integrated by Gauss-Hermite quadrature (``PRIOR_NODES`` nodes).
-  The error against a large Monte Carlo is stated in docs/model.md.
+  The error against a large Monte Carlo is stated in docs/model/analytic.md.
 """
 
 from __future__ import annotations
