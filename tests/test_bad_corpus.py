@@ -240,7 +240,8 @@ def test_every_dashboard_case_is_a_message_and_the_page_keeps_its_state(
     if "upload" in case:
         upload(app, case["upload"], (BAD / case["upload"]).read_bytes())
     elif "explorer_path" in case:
-        app.text_input(key="sweep:path").input(case["explorer_path"]).run()
+        typed = case["explorer_path"].replace("{long}", "a" * 5000)
+        app.text_input(key="sweep:path").input(typed).run()
     elif "parquet_upload" in case:
         app.radio(key="sweep:source").set_value("a Parquet file").run()
         content = (BAD / case["parquet_upload"]).read_bytes()

@@ -44,13 +44,28 @@ def results_dirs(root: Path) -> list[Path]:
     return sorted(p for p in root.iterdir() if metadata_path(p, MANIFEST).is_file())
 
 
+MAX_PATH_CHARS = 4096
+"""Longest results directory path the explorer takes (Linux's PATH_MAX)."""
+
+
 def inside_root(root: Path, chosen: str) -> Path:
     """``chosen`` as a results directory under ``root``; anywhere else is a one-line error.
 
     Links are followed before the check, so a link under the root cannot lead out of it.
     """
+    shown = repr(chosen) if len(chosen) <= 80 else repr(chosen[:77] + "...")
+    if "\0" in chosen:
+        raise ScenarioError(f"results directory {shown}: a path holds no NUL character")
+    if len(chosen) > MAX_PATH_CHARS:
+        raise ScenarioError(
+            f"results directory {shown}: {len(chosen):,} characters; at most {MAX_PATH_CHARS:,}"
+        )
     path = Path(chosen)
-    if not path.resolve().is_relative_to(root.resolve()):
+    try:
+        resolved = path.resolve()
+    except OSError as error:
+        raise ScenarioError(f"results directory {shown}: {error.strerror or error}") from None
+    if not resolved.is_relative_to(root.resolve()):
         raise ScenarioError(
             f"results directory {chosen!r}: outside {root}/, the only directory the explorer "
             f"opens (set {RESULTS_ROOT_ENV} to serve another)"
@@ -87,6 +102,14 @@ def results_from_parquet(file_name: str, content: bytes) -> Results:
         raise ScenarioError(f"{file_name}: no rows; nothing to plot")
     if not pa.types.is_string(table.schema.field(TRANSPORT).type):
         raise ScenarioError(f"{file_name}: the {TRANSPORT!r} column is not text; not sweep rows")
+    if table[TRANSPORT].null_count == table.num_rows:
+        raise ScenarioError(f"{file_name}: the {TRANSPORT!r} column is empty; not sweep rows")
+    for field in table.schema:
+        if "." in field.name and not _scalar(field.type):
+            raise ScenarioError(
+                f"{file_name}: column {field.name!r} holds {field.type}; a swept path's "
+                "column holds numbers, booleans or text"
+            )
     if ERROR not in table.column_names:
         table = table.append_column(ERROR, pa.nulls(table.num_rows, pa.string()))
     baselines = (
@@ -100,6 +123,16 @@ def results_from_parquet(file_name: str, content: bytes) -> Results:
         scales={},
         transports=tuple(dict.fromkeys(table[TRANSPORT].drop_null().to_pylist())),
         baseline=next(iter(baselines)) if len(baselines) == 1 else None,
+    )
+
+
+def _scalar(kind: pa.DataType) -> bool:
+    return (
+        pa.types.is_integer(kind)
+        or pa.types.is_floating(kind)
+        or pa.types.is_boolean(kind)
+        or pa.types.is_string(kind)
+        or pa.types.is_null(kind)
     )
 
 
