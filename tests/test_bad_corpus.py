@@ -30,7 +30,9 @@ from streamlit.testing.v1 import AppTest
 from support import CliResult, assert_one_line_error
 
 from models import scenario as scenario_module
+from models.errors import ScenarioError
 from models.hardware import hardware_profiles
+from sim import api
 from sim.sweep.execute import run_sweep
 from sim.sweep.lock import writer_lock
 from sim.sweep.manifest import MANIFEST, read_manifest
@@ -174,7 +176,8 @@ def damage(setup: str, results: Path, copy: Path, monkeypatch: pytest.MonkeyPatc
 
 CLI_CASES = [case for case in CASES if "args" in case]
 SERVER_CASES = [case for case in CASES if "server" in case]
-DASHBOARD_CASES = [case for case in CASES if "args" not in case and "server" not in case]
+API_CASES = [case for case in CASES if "api" in case]
+DASHBOARD_CASES = [case for case in CASES if not {"args", "server", "api"} & set(case)]
 
 
 def case_id(case: dict[str, Any]) -> str:
@@ -289,3 +292,15 @@ def test_every_server_case_is_the_services_error_shape_and_the_server_goes_on(
             clock.run(lambda: run_ws(case, base_url))
     # the server answers a valid request afterwards, on a new connection
     run_http({"requests": [{"body": "{valid}", "status": 200}]}, base_url)
+
+
+@pytest.mark.parametrize("case", API_CASES, ids=map(case_id, API_CASES))
+def test_every_api_case_raises_the_command_lines_error_in_one_line(case: dict[str, Any]) -> None:
+    """The Python API raises ``ScenarioError`` (what the command line prints), nothing else."""
+    call = case["api"].replace("{digits}", "1" * 4301).replace("{bad}", str(BAD))
+    with pytest.raises(ScenarioError) as raised:
+        eval(call, {"api": api, "Path": Path})
+    message = str(raised.value)
+    assert "\n" not in message and len(message) <= 300, message
+    for fragment in case["error"]:
+        assert fragment in message, (fragment, message)
