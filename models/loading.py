@@ -64,12 +64,28 @@ def raw_scenario_text(text: str, label: str) -> dict[str, Any]:
 
 
 def load_scenario(source: str, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
-    """Load a preset name or a TOML path, apply ``PATH=VALUE`` overrides, validate."""
+    """Load a preset name or a TOML path, apply ``PATH=VALUE`` overrides, validate.
+
+    An error in a field the overrides did not set names the file it comes from (an empty
+    file said only "name: missing")."""
     data = raw_scenario(source)
+    paths = []
     for assignment in overrides:
         path, value = parse_assignment(assignment)
         set_path(data, path, value)
-    return validate(data)
+        paths.append(path)
+    try:
+        return validate(data)
+    except ScenarioError as error:
+        message = str(error)
+        if not _is_file(source) or any(_names_path(message, path) for path in paths):
+            raise
+        raise ScenarioError(f"{source}: {message}") from None
+
+
+def _names_path(message: str, path: str) -> bool:
+    """Whether an error ``message`` is about ``path`` or a field inside it."""
+    return message.startswith(path) and message[len(path) : len(path) + 1] in (" ", ".", "[", ":")
 
 
 def with_changes(scenario: Scenario, overrides: list[str] | tuple[str, ...]) -> Scenario:
@@ -145,7 +161,7 @@ def _resolve(
             raise ScenarioError(f"{source}: [{APPEND}]: needs extends = PRESET_OR_FILE")
         return data
     if not isinstance(parent, str) or not parent:
-        raise ScenarioError(f"extends = {parent!r}: must be a preset name or a file path")
+        raise ScenarioError(f"{source}: extends = {parent!r}: must be a preset name or a file path")
     if base_dir is None:
         if _is_file(parent):
             raise ScenarioError(

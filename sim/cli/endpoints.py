@@ -50,3 +50,19 @@ def check_answers(url: str, option: str) -> None:
         raise ScenarioError(
             f"{option} = {quoted(url)}: no server accepts connections at {host}:{port} ({reason})"
         ) from None
+
+
+def check_api_key(key: str | None) -> str | None:
+    """A bearer token as given (None: the default); an empty one, or one a header cannot
+    carry, is refused rather than replaced by the public default without a word."""
+    if key is None:
+        return None
+    if not key:
+        raise ScenarioError(
+            "--api-key = '': empty; leave the option out for the emulator's default key"
+        )
+    if not (key.isascii() and key.isprintable()) or " " in key:
+        raise ScenarioError(
+            f"--api-key = {quoted(key)}: printable ASCII without spaces, as a bearer token"
+        )
+    return key

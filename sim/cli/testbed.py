@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemaining
 
 from models.errors import ScenarioError
 from sim.analysis.run import load, parse_spec
-from sim.cli.endpoints import check_answers, check_base_url, check_port
+from sim.cli.endpoints import check_answers, check_api_key, check_base_url, check_port
 from sim.cli.numbers import FLOAT, INT
 from sim.cli.testbed_table import MachineLoad, cores, load_average, print_result
 from sim.testbed.emulated import check_emulated
@@ -136,7 +136,7 @@ def run(
             else (DEFAULT_FLEET_TIME_SCALE if fleet else DEFAULT_TIME_SCALE)
         ),
         base_url=base_url,
-        api_key=api_key or DEFAULT_API_KEY,
+        api_key=check_api_key(api_key) or DEFAULT_API_KEY,
         turn_limit=max_turns or DEFAULT_TURN_LIMIT,
         network=network,
     )
@@ -191,7 +191,7 @@ def serve(
     scaled = scale_time(scenario, _time_scale(time_scale))
     if not 0 <= rtt_ms <= 5000:
         raise ScenarioError(f"--rtt-ms = {rtt_ms:g}: must be between 0 and 5000")
-    key = api_key or DEFAULT_API_KEY
+    key = check_api_key(api_key) or DEFAULT_API_KEY
     link_rtt_s = rtt_ms * 1e-3 * time_scale
     settings = ServerSettings(api_key=key, port=port, link_rtt_s=link_rtt_s)
     link = f", behind an emulated {rtt_ms:g} ms round trip" if rtt_ms else ""
