@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 import numpy as np
 import tomli_w
+from click.core import ParameterSource
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
@@ -29,7 +30,7 @@ from sim.cli.capacity import capacity as capacity_command
 from sim.cli.fit import fit as fit_command
 from sim.cli.load import load as load_command
 from sim.cli.numbers import INT
-from sim.cli.output import check_writable, json_text, write_output
+from sim.cli.output import check_distinct, check_writable, json_text, write_output
 from sim.cli.record import record as record_command
 from sim.cli.report import print_compare, print_run
 from sim.cli.sweep import plot as plot_command
@@ -236,22 +237,36 @@ def _prepare(
             )
     if rollouts < 1:
         raise ScenarioError(f"--rollouts = {rollouts}: must be an integer >= 1")
+    if scenario.on_fleet and _given("rollouts"):
+        raise ScenarioError(
+            f"--rollouts = {rollouts}: {spec_text} runs on the fleet engine, whose rollouts "
+            "are those its agents start in the window (load.agents, load.duration_s); leave "
+            "--rollouts out"
+        )
     if engine is Engine.DES and not scenario.on_fleet and rollouts < MIN_ROLLOUTS:
         raise ScenarioError(
             f"--rollouts = {rollouts}: the simulation needs at least {MIN_ROLLOUTS} rollouts "
             "for a 95% CI; use --engine analytic for expected values alone"
         )
-    if trace is not None:
-        check_writable(trace, "--trace")
-    if otel is not None:
-        check_writable(otel, "--otel")
+    outputs = [("--trace", trace), ("--otel", otel)]
     if out is not None:
-        for path in output_paths(out).values():
-            check_writable(path, "--out")
+        outputs += [("--out", path) for path in dict.fromkeys(output_paths(out).values())]
+    for option, path in outputs:
+        if path is not None:
+            check_writable(path, option)
+    check_distinct([(option, path) for option, path in outputs if path is not None])
     keep_turns = trace is not None or out is not None or otel is not None
     analytic = engine is Engine.ANALYTIC
     check_run(spec.text, scenario, spec.transport, analytic, rollouts, keep_turns, runs)
     return spec, scenario, engine, keep_turns
+
+
+def _given(parameter: str) -> bool:
+    """Whether the command line gave ``parameter`` (not its default)."""
+    context = click.get_current_context(silent=True)
+    return context is not None and (
+        context.get_parameter_source(parameter) is ParameterSource.COMMANDLINE
+    )
 
 
 def _execute(

@@ -58,7 +58,13 @@ def capacity(
     objectives = [parse_slo(text) for text in slos]
     if max_agents < 1:
         raise ScenarioError(f"--max-agents = {max_agents}: must be an integer >= 1")
-    scenario = load_scenario_of(parse_spec(spec), sets, seed)
+    parsed = parse_spec(spec)
+    if parsed.text != parsed.source:
+        raise ScenarioError(
+            f"capacity {spec}: the spec names a transport ({parsed.transport.value}), but "
+            f"capacity searches http and ws both; give {parsed.source}"
+        )
+    scenario = load_scenario_of(parsed, sets, seed)
     probes: list[tuple[Transport, Evaluation]] = []
     columns = (
         TextColumn("{task.description}"),

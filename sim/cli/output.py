@@ -41,6 +41,19 @@ def check_writable(path: Path, option: str) -> None:
         raise ScenarioError(f"{option} {path}: not writable")
 
 
+def check_distinct(outputs: list[tuple[str, Path]]) -> None:
+    """Refuse two outputs that name one file: the second would overwrite the first."""
+    seen: dict[Path, str] = {}
+    for option, path in outputs:
+        resolved = path.resolve()
+        if resolved in seen:
+            raise ScenarioError(
+                f"{seen[resolved]} and {option} both write {path}: the second would overwrite "
+                "the first; give each its own file"
+            )
+        seen[resolved] = option
+
+
 def _special_kind(path: Path) -> str:
     if path.is_fifo():
         return "FIFO (named pipe)"
