@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from models.distributions import KINDS
 from models.errors import ScenarioError, one_line
-from models.numbers import shown
+from models.numbers import MAX_NUMBER_DIGITS, shown
 from models.scenario import Scenario
 from models.text_input import check_text, parse_toml, read_text
 
@@ -124,14 +124,20 @@ def parse_assignment(assignment: str, option: str = "--set") -> tuple[str, Any]:
 
 def set_path(data: dict[str, Any], path: str, value: Any) -> None:
     """Set ``value`` at a dotted path (``workload.tools[0].weight``); no new sections."""
+    if len(path) > MAX_PATH_CHARS:
+        raise ScenarioError(
+            f"--set {shown(path)}: a path of {len(path):,} characters; at most {MAX_PATH_CHARS}"
+        )
     keys = [_key(part) for part in _INDEX.sub(r".\1", path).split(".")]
     node: Any = data
     for depth, key in enumerate(keys):
-        where = ".".join(map(str, keys[: depth + 1]))
+        where = shown(".".join(map(str, keys[: depth + 1])))
         if isinstance(node, list) and not (isinstance(key, int) and 0 <= key < len(node)):
-            raise ScenarioError(f"--set {path}: {where}: index outside 0..{len(node) - 1}")
+            raise ScenarioError(f"--set {shown(path)}: {where}: index outside 0..{len(node) - 1}")
         if not isinstance(node, dict | list):
-            raise ScenarioError(f"--set {path}: {where} is not inside a section of the scenario")
+            raise ScenarioError(
+                f"--set {shown(path)}: {where} is not inside a section of the scenario"
+            )
         if depth == len(keys) - 1:
             node[key] = value
         else:
@@ -139,10 +145,13 @@ def set_path(data: dict[str, Any], path: str, value: Any) -> None:
 
 
 _INDEX = re.compile(r"\[(\d+)\]")
+MAX_PATH_CHARS = 200
+"""Longest ``--set`` path (the deepest field's path is under 60 characters)."""
 
 
 def _key(part: str) -> str | int:
-    return int(part) if part.isdigit() else part
+    """A path's part: a list index (a whole number, of sane length) or a field name."""
+    return int(part) if part.isdigit() and len(part) <= MAX_NUMBER_DIGITS else part
 
 
 def _resolve(

@@ -33,6 +33,7 @@ from models import scenario as scenario_module
 from models.errors import ScenarioError
 from models.hardware import hardware_profiles
 from sim import api
+from sim.cli.app import MAX_LINE_CHARS
 from sim.sweep.execute import run_sweep
 from sim.sweep.lock import writer_lock
 from sim.sweep.manifest import MANIFEST, read_manifest
@@ -72,6 +73,7 @@ def arguments(case: dict[str, Any], tmp: Path, results: Path) -> list[str]:
         "{results}": str(results),
         "{deep}": DEEP,
         "{digits}": "1" * 4301,
+        "{long_path}": "a" * 100_000,
     }
     out = []
     for argument in case["args"]:
@@ -221,6 +223,7 @@ def test_every_command_of_the_corpus_is_one_line_and_exit_code_2(
         assert_kept_then_one_error(result, case)
     else:
         assert_one_line_error(result, *case["error"])
+    assert all(len(line) <= MAX_LINE_CHARS + len("error: ") for line in result.stderr.splitlines())
     for path, content in files.items():
         assert path.is_file() and path.read_bytes() == content, f"{path} was not kept"
     assert not (tmp_path / "out").exists(), "a refused sweep leaves no directory behind"
@@ -261,9 +264,10 @@ def test_every_dashboard_case_is_a_message_and_the_page_keeps_its_state(
             ("empty.parquet", empty.getvalue(), "application/octet-stream")
         ).run()
     assert not app.exception, [e.message for e in app.exception]
-    [error] = [e.value for e in app.error]
-    for fragment in case["error"]:
-        assert fragment in error, (fragment, error)
+    shown = app.info if "info" in case else app.error
+    [message] = [e.value for e in shown]
+    for fragment in case.get("info", case.get("error", [])):
+        assert fragment in message, (fragment, message)
     assert app.markdown[0].value == before, "the scenario shown before is kept"
 
 

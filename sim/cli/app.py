@@ -321,12 +321,25 @@ def _write_otel(otel: Path | None, runs: dict[str, Run]) -> None:
     write_output(otel, "--otel", write)
 
 
+MAX_LINE_CHARS = 1_000
+"""Longest error line printed: longer ones keep their start and their end."""
+
+
+def fitted(message: str) -> str:
+    """``message`` on one line of at most ``MAX_LINE_CHARS`` characters (the quoted input is
+    cut where messages quote it; this is the last guard)."""
+    line = " ".join(message.split())
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return f"{line[: MAX_LINE_CHARS - 205]} ... {line[-200:]}"
+
+
 def main() -> None:
     """Entry point: run the app, turning bad input into one line and exit code 2."""
     try:
         app.main(standalone_mode=False)
     except ScenarioError as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {fitted(str(error))}", err=True)
         sys.exit(USAGE_ERROR)
     except click.exceptions.NoArgsIsHelpError as error:
         click.echo(error.ctx.get_help() if error.ctx else error.format_message())

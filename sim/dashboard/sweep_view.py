@@ -32,6 +32,12 @@ def sweep_view() -> None:
     if not metrics:
         st.info("These rows have no numeric result columns to plot.")
         return
+    if not results.axes:
+        st.info(
+            "These rows have no swept path to plot along: a column named like a scenario "
+            "path, e.g. network.rtt_ms."
+        )
+        return
     kind_box, x_box, y_box, hue_box = st.columns(4)
     preferred_kind = sweeps.default_kind(results)
     kinds = ("tornado",) if preferred_kind == "tornado" else sweeps.KINDS
