@@ -11,7 +11,7 @@ INSTALL := $(UV) pip install --python $(BIN)/python
 # notebooks extra, is left to `make notebooks`: the suite runs the notebooks without it).
 ALL_EXTRAS := dashboard,sweep,dev,testbed
 
-.PHONY: setup demo test test-fast lint format bench docs dashboard notebooks clean
+.PHONY: setup demo test test-fast coverage lint format bench docs dashboard notebooks clean
 
 setup: $(VENV)/.installed-all
 
@@ -51,9 +51,14 @@ test: setup lint  ## lint, then the whole test suite
 test-fast: setup  ## the fast loop for every change: no fleets, live servers, browser or notebooks
 	$(BIN)/python -m pytest -m "not slow and not live and not browser and not notebook"
 
-lint: $(VENV)/.installed-dev
+coverage: setup  ## the whole suite under coverage.py: the share of lines of models/ and sim/ it runs
+	$(BIN)/python -m pytest --cov --cov-report=term:skip-covered
+
+# mypy reads the packages of every extra (the dashboard, sweeps and the testbed use them).
+lint: setup  ## ruff, then mypy (strict on models/ and both engines)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: $(VENV)/.installed-dev
 	$(BIN)/ruff check --fix .

@@ -10,18 +10,19 @@ empty, agents whole numbers and rates finite.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeVar
 
 from models.errors import ScenarioError
 from models.loading import with_changes
 from models.scenario import Scenario
 
+Number = TypeVar("Number", int, float)
 MAX_LOAD_POINTS = 1_000
 """Most load points of one curve: each is a scenario of its own (about 65 KB) and a fleet
 run; a curve has no use for more points than a plot has pixels."""
 
 
-def parse_points(option: str, text: str, kind: type) -> list:
+def parse_points(option: str, text: str, kind: type[Number]) -> list[Number]:
     """A comma-separated list of positive, finite numbers, e.g. ``1,10,100``; no empty item."""
     items = text.split(",")
     _check_count(option, len(items))
@@ -51,7 +52,7 @@ def load_scenarios(
     ]
 
 
-def _checked(name: str, values: Any, whole: bool) -> list:
+def _checked(name: str, values: Any, whole: bool) -> list[Any]:
     """``values`` as a list of load points: whole numbers >= 1, or finite numbers > 0."""
     what = "integers >= 1" if whole else "finite numbers > 0"
     if isinstance(values, str | bytes) or not hasattr(values, "__len__"):

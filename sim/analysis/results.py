@@ -47,7 +47,14 @@ class Latency:
     ci95: Interval | None = None
 
     def statistic(self, statistic: Statistic) -> float | None:
-        return getattr(self, statistic.value)
+        """The mean or a percentile (the interval is not one number)."""
+        values = {
+            Statistic.MEAN: self.mean,
+            Statistic.P50: self.p50,
+            Statistic.P95: self.p95,
+            Statistic.P99: self.p99,
+        }
+        return values[statistic]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -115,7 +122,7 @@ class RunResult(ResultHead, Generic[F]):
             head.update(self.fleet.head_json())
             head[Metric.ROLLOUTS] = self.rollouts
         share = self.budget_share
-        body = {
+        body: dict[str, Any] = {
             Metric.E2E_S: self.e2e_s.to_json(),
             Metric.TTFT_S: self.ttft_s.to_json(),
             Metric.API_CPU_S_PER_ROLLOUT: self.api_cpu_s_per_rollout,

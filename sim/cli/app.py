@@ -7,7 +7,9 @@ and exits with code 2.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 import numpy as np
@@ -56,7 +58,10 @@ def app() -> None:
     pass
 
 
-def run_options(command):
+Decorated = TypeVar("Decorated", bound=Callable[..., Any])
+
+
+def run_options(command: Decorated) -> Decorated:
     """Options shared by run and compare."""
     for option in reversed(
         [

@@ -130,7 +130,8 @@ def _answer(result: ScenarioFit) -> tuple[str, dict[str, float]]:
     comparison = compare(*runs)
     estimate = comparison.reductions[Metric.E2E_REDUCTION]
     low, high = estimate.ci95 or (float("nan"), float("nan"))
-    a, b = comparison.a.budget_s, comparison.b.budget_s
+    result_a, result_b = comparison.measured()
+    a, b = result_a.budget_s, result_b.budget_s
     biggest = max(a, key=lambda stage: a[stage] - b[stage])
     assumed = "; ".join(result.assumed[:4])
     sentence = (

@@ -63,7 +63,7 @@ class Row:
     label: str
     pick: Callable[[Side], float]
     scale: float
-    error: str | None
+    error: Key | None
     """The key of its relative error (None: the row has none)."""
 
 
@@ -91,11 +91,11 @@ def stage_label(stage: str) -> str:
     return f"{stage.replace('+', ' + ')} (s/rollout)"
 
 
-def tolerances(result: LiveResult) -> dict[str, float]:
+def tolerances(result: LiveResult) -> dict[Key, float]:
     return FLEET_TOLERANCE if result.agents > 1 else ONE_AGENT_TOLERANCE
 
 
-def transport_table(title: str, entry: TransportResult, allowed: dict[str, float]) -> Table:
+def transport_table(title: str, entry: TransportResult, allowed: dict[Key, float]) -> Table:
     """Measured, simulated (client measured in the run), its error, and the prediction
     (client calibrated beforehand); then the budget per stage and the pools."""
     m, s, p = entry.measured, entry.simulated, entry.predicted
@@ -125,7 +125,7 @@ def transport_table(title: str, entry: TransportResult, allowed: dict[str, float
     return table
 
 
-def footnote(allowed: dict[str, float]) -> str:
+def footnote(allowed: dict[Key, float]) -> str:
     limits = ", ".join(f"{_ERROR_NAMES[key]} {share:.0%}" for key, share in allowed.items())
     return (
         "measured: the official openai SDK against the emulated API on loopback. simulated: "

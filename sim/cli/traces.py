@@ -12,6 +12,7 @@ from rich.progress import (
     BarColumn,
     DownloadColumn,
     Progress,
+    TaskID,
     TimeRemainingColumn,
 )
 from rich.table import Table
@@ -36,7 +37,7 @@ def read_traces(paths: Sequence[Path]) -> tuple[list[Request], list[ReadReport]]
         for path in paths:
             task = bar.add_task(f"reading {path.name}", total=max(path.stat().st_size, 1))
 
-            def advance(done: int, total: int, task: int = task) -> None:
+            def advance(done: int, total: int, task: TaskID = task) -> None:
                 bar.update(task, completed=done, total=max(total, 1))
 
             report = ReadReport(str(path))

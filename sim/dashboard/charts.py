@@ -10,8 +10,9 @@ command-line tables and the trace export.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import altair as alt
 import pandas as pd
@@ -19,6 +20,11 @@ import pandas as pd
 from models.published import DECODE_MARKS
 from models.stages import POOLS, STAGES
 from sim.dashboard.knobs import DECODE, DECODE_MARKS_TPS
+
+Chart = alt.Chart | alt.LayerChart | alt.FacetChart | alt.HConcatChart
+"""The kinds of chart the dashboard draws (what ``st.altair_chart`` takes)."""
+
+TopLevel = TypeVar("TopLevel", bound=alt.TopLevelMixin)
 
 TRANSPORT_COLOURS = {
     "http": "#d62728",
@@ -45,11 +51,11 @@ _UTILIZATION_PX = 220
 class Figure:
     """A chart and the height it needs on the page, legend included."""
 
-    chart: alt.TopLevelMixin
+    chart: Chart
     height_px: int
 
 
-def _stage_figure(chart: alt.TopLevelMixin, frame: pd.DataFrame, plot_px: int) -> Figure:
+def _stage_figure(chart: Chart, frame: pd.DataFrame, plot_px: int) -> Figure:
     """Charts with a stage legend below the plot need their full height given to the page."""
     legend_rows = math.ceil(frame["stage"].nunique() / _LEGEND_COLUMNS)
     return Figure(_readable(chart), plot_px + _AXIS_PX + legend_rows * _LEGEND_ROW_PX + 20)
@@ -166,7 +172,9 @@ def amdahl_chart(curve: pd.DataFrame, current: pd.DataFrame, baseline: str) -> a
     return _readable(chart)
 
 
-def scaling_charts(frame: pd.DataFrame, tool_calls: float) -> tuple[alt.LayerChart, ...]:
+def scaling_charts(
+    frame: pd.DataFrame, tool_calls: float
+) -> tuple[alt.LayerChart | alt.FacetChart, ...]:
     """API work and end-to-end time against tool calls per rollout, one line per transport:
     two charts, each as wide as its place on the page."""
     colour = _transport_colour(frame["transport"])
@@ -197,7 +205,7 @@ LATENCY_NOTE = "thin: analytic mean; with points: simulated mean (solid) and p95
 """How to read the load view's latency charts (a caption: a chart title does not wrap)."""
 
 
-def latency_charts(frame: pd.DataFrame) -> tuple[alt.LayerChart, ...]:
+def latency_charts(frame: pd.DataFrame) -> tuple[alt.LayerChart | alt.FacetChart, ...]:
     """End-to-end time and TTFT against agents per transport: the analytic mean as a thin
     line, simulated means (solid) and p95 (dashed) with points; two charts."""
     colour = _transport_colour(frame["transport"])
@@ -210,7 +218,7 @@ def latency_charts(frame: pd.DataFrame) -> tuple[alt.LayerChart, ...]:
     analytic = frame[frame["source"] == "analytic"]
     simulated = frame[frame["source"] == "simulation"]
 
-    def panel(field: str, title: str) -> alt.LayerChart:
+    def panel(field: str, title: str) -> alt.LayerChart | alt.FacetChart:
         tooltip = ["transport:N", "source:N", "agents:Q", "statistic:N", f"{field}:Q"]
         y = alt.Y(f"{field}:Q", title=title)
         model = (
@@ -233,7 +241,7 @@ def latency_charts(frame: pd.DataFrame) -> tuple[alt.LayerChart, ...]:
     )
 
 
-def utilization_charts(frame: pd.DataFrame) -> dict[str, alt.LayerChart]:
+def utilization_charts(frame: pd.DataFrame) -> dict[str, alt.LayerChart | alt.FacetChart]:
     """Utilization of each contended pool against agents, one chart per pool (titled with
     it), by pool: analytic lines, simulated points."""
     present = set(frame["pool"])
@@ -244,7 +252,7 @@ def utilization_charts(frame: pd.DataFrame) -> dict[str, alt.LayerChart]:
     }
 
 
-def _utilization_chart(frame: pd.DataFrame, pool: str) -> alt.LayerChart:
+def _utilization_chart(frame: pd.DataFrame, pool: str) -> alt.LayerChart | alt.FacetChart:
     base = alt.Chart(frame).encode(
         x=alt.X("agents:Q", title="concurrent agents"),
         y=alt.Y(
@@ -282,7 +290,7 @@ def _stage_colour(frame: pd.DataFrame) -> alt.Color:
     return alt.Color("stage_label:N", scale=scale, legend=legend, sort=None)
 
 
-def _transport_colour(transports: Sequence[str]) -> alt.Color:
+def _transport_colour(transports: Iterable[str]) -> alt.Color:
     names = list(dict.fromkeys(transports))
     scale = alt.Scale(domain=names, range=[TRANSPORT_COLOURS[name] for name in names])
     # Above the plot: a legend beside it takes width a narrow screen does not have.
@@ -302,7 +310,7 @@ def _mark_label(tps: float) -> str:
     return f"{tps:,.0f}: {DECODE_MARKS[tps]}"
 
 
-def _readable(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
+def _readable(chart: TopLevel) -> TopLevel:
     """Fonts big enough for the back of a room, and room around the plot for the ascent of a
     legend title above it (without padding the page clips its top)."""
     return (

@@ -32,14 +32,15 @@ def file_name(title: str, suffix: str) -> str:
 
 
 def buttons(
-    where: DeltaGenerator,
+    where: DeltaGenerator | None,
     title: str,
     what: str,
     files: dict[str, tuple[str, Callable[[], bytes]]],
 ) -> None:
     """One download button per file (suffix -> (mime type, maker)) in a row that wraps,
     each labelled with what it downloads and its format, never cut short."""
-    row = where.container(horizontal=True, wrap=True, gap="small")
+    container = st.container if where is None else where.container
+    row = container(horizontal=True, wrap=True, gap="small")
     for suffix, (mime, make) in files.items():
         row.download_button(
             button_label(what, suffix),
@@ -59,7 +60,10 @@ def button_label(what: str, suffix: str) -> str:
 
 
 def chart_downloads(
-    chart: alt.TopLevelMixin, title: str, what: str = "this chart", where: DeltaGenerator = st
+    chart: alt.TopLevelMixin,
+    title: str,
+    what: str = "this chart",
+    where: DeltaGenerator | None = None,
 ) -> None:
     """PNG and SVG of a chart."""
     buttons(
@@ -73,12 +77,14 @@ def chart_downloads(
     )
 
 
-def table_download(frame: pd.DataFrame, title: str, what: str, where: DeltaGenerator = st) -> None:
+def table_download(
+    frame: pd.DataFrame, title: str, what: str, where: DeltaGenerator | None = None
+) -> None:
     """A table as CSV."""
     buttons(where, title, what, {".csv": ("text/csv", lambda: frame.to_csv().encode())})
 
 
-def rollouts_download(table: pa.Table, title: str, where: DeltaGenerator = st) -> None:
+def rollouts_download(table: pa.Table, title: str, where: DeltaGenerator | None = None) -> None:
     """A simulation's per-rollout records as CSV and as Parquet."""
     buttons(
         where,

@@ -45,8 +45,8 @@ def load_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     try:
         counts = fleet.agent_counts(text)
         for transport in transports:
-            points = [with_agents(scenario, agents) for agents in counts]
-            check_points(f"{scenario.name}:{transport}", points, transport)
+            scenarios = [with_agents(scenario, agents) for agents in counts]
+            check_points(f"{scenario.name}:{transport}", scenarios, transport)
     except ScenarioError as error:
         st.error(str(error))
         return

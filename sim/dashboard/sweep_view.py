@@ -72,7 +72,7 @@ def sweep_view() -> None:
         return
     st.image(png, width="stretch")
     downloads.buttons(
-        st,
+        None,
         "-".join(filter(None, [results.name, kind, y, x, hue])),
         "this plot",
         {

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-import altair as alt
+from collections.abc import Hashable
+from typing import cast
+
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -36,16 +38,21 @@ def show(figure: charts.Figure, title: str, what: str) -> None:
     downloads.chart_downloads(figure.chart, title, what)
 
 
-def show_chart(chart: alt.TopLevelMixin, title: str, what: str, where: DeltaGenerator = st) -> None:
+def show_chart(
+    chart: charts.Chart, title: str, what: str, where: DeltaGenerator | None = None
+) -> None:
     """A chart as wide as its place, in its own fonts, with PNG and SVG downloads."""
-    where.altair_chart(chart, width="stretch", theme=None)
+    if where is None:
+        st.altair_chart(chart, width="stretch", theme=None)
+    else:
+        where.altair_chart(chart, width="stretch", theme=None)
     downloads.chart_downloads(chart, title, what, where)
 
 
 def reduction_metrics(results: data.Results, simulated_run: bool) -> None:
     """The reductions as big numbers: each transport against the baseline."""
     for transport, comparison in results.comparisons.items():
-        a, b = comparison.a, comparison.b
+        a, b = comparison.measured()
         rows = (
             ("end-to-end", Metric.E2E_REDUCTION, a.e2e_s.mean, b.e2e_s.mean),
             ("TTFT", Metric.TTFT_REDUCTION, a.ttft_s.mean, b.ttft_s.mean),
@@ -71,8 +78,8 @@ def reduction_metrics(results: data.Results, simulated_run: bool) -> None:
             )
     compared = list(results.comparisons.items())
     if compared:
-        rates = [(results.baseline, compared[0][1].a.prefix_cache_hit_rate)]
-        rates += [(name, comparison.b.prefix_cache_hit_rate) for name, comparison in compared]
+        rates = [(results.baseline, compared[0][1].measured()[0].prefix_cache_hit_rate)]
+        rates += [(name, c.measured()[1].prefix_cache_hit_rate) for name, c in compared]
         shown = " · ".join(f"{name} {rate:.1%}" for name, rate in rates)
         st.caption(f"{Metric.PREFIX_CACHE_HIT_RATE.label}: {shown}")
 
@@ -111,7 +118,7 @@ def budget_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     show(charts.budget_chart(budget), f"{scenario.name}-budget", "the budget chart")
     with st.expander("The budget as a table"):
         table = data.budget_table(budget)
-        shares = [column for column in table.columns if column.endswith("share")]
+        shares: list[Hashable] = [column for column in table.columns if column.endswith("share")]
         st.dataframe(
             table.style.format("{:.3f}").format("{:.1%}", subset=shares),
             width="stretch",
@@ -129,7 +136,9 @@ def rollout_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     follow(TURNS_SHOWN, (max(0, last - 4), last))
     low, high = st.session_state[TURNS_SHOWN]
     st.session_state[TURNS_SHOWN] = (min(low, last), min(high, last))
-    turns = right.slider("turns shown", 0, last, key=TURNS_SHOWN)
+    # A range slider: session state holds a pair, which Streamlit's stubs cannot know (they
+    # type a slider given no value as one number).
+    turns = cast(tuple[int, int], right.slider("turns shown", 0, last, key=TURNS_SHOWN))
     frame = one_rollout(scenario.model_dump_json(), transports, int(rollout), turns)
     show(
         charts.rollout_chart(frame), f"{scenario.name}-rollout-{int(rollout)}", "the rollout chart"

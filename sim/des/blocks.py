@@ -52,8 +52,8 @@ class Block:
         many blocks in flight."""
         self.offsets: list[int] = self.turns.offsets.tolist()
         count = self.turns.count
-        self.missing_history: list[float] | None = [0.0] * count if resident else None
-        """History tokens each turn's replica no longer held (residency on; None: the
+        self.missing_history: list[float] = [0.0] * count if resident else []
+        """History tokens each turn's replica no longer held (residency on; empty: the
         simple mode, where nothing is missing)."""
         self.history_after: list[float] = self.turns.history_after().tolist() if resident else []
         # Lists while the run writes them item by item (faster than numpy stores).
@@ -101,7 +101,7 @@ def reduce_block(
     """
     cold_flag = np.asarray(block.cold_flag, dtype=float)
     turns = block.turns
-    if block.missing_history is not None:
+    if block.missing_history:
         turns = replace(turns, missing_history_tokens=np.asarray(block.missing_history))
     costs, uncached = _selected_costs(scenario, transport, block, turns, cold_flag)
     cached = cached_prompt_tokens(scenario, turns)
@@ -181,13 +181,14 @@ def turn_costs(
     scenario: Scenario, transport: Transport, turns: Turns
 ) -> tuple[tuple[Work, TurnCosts], tuple[Work, TurnCosts]]:
     """The (cold, warm) work and costs of drawn turns, compaction requests included."""
-    works = turn_work(scenario, transport, turns)
-    compactions: tuple[Work | None, Work | None] = (None, None)
+    cold, warm = turn_work(scenario, transport, turns)
+    cold_compaction: Work | None = None
+    warm_compaction: Work | None = None
     if scenario.compaction.compacts:
-        compactions = compaction_work(scenario, transport, turns)
-    return tuple(
-        (work, stage_costs(scenario, work, compaction=compaction))
-        for work, compaction in zip(works, compactions, strict=True)
+        cold_compaction, warm_compaction = compaction_work(scenario, transport, turns)
+    return (
+        (cold, stage_costs(scenario, cold, compaction=cold_compaction)),
+        (warm, stage_costs(scenario, warm, compaction=warm_compaction)),
     )
 
 

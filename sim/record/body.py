@@ -29,21 +29,21 @@ class BodyReader:
         self._buffer = b""
 
     def feed(self, chunk: bytes, passed_s: float) -> None:
-        if self.exchange is None or not self._readable:
+        exchange = self.exchange
+        if exchange is None or not self._readable:
             return
         if self._inflate is not None:
             chunk = self._inflate.decompress(chunk)
         self._buffer += chunk
         while b"\n\n" in self._buffer:
             block, self._buffer = self._buffer.split(b"\n\n", 1)
-            self._sse(block, passed_s)
+            self._sse(exchange, block, passed_s)
 
-    def _sse(self, block: bytes, passed_s: float) -> None:
+    def _sse(self, exchange: Exchange, block: bytes, passed_s: float) -> None:
         data = b"".join(
             line[5:].lstrip() for line in block.split(b"\n") if line.startswith(b"data:")
         )
         kind = event_type(data)
-        exchange = self.exchange
         if kind == FIRST_OUTPUT and exchange.first_output_at_s is None:
             exchange.first_output_at_s = passed_s
         elif wanted(kind) and (event := parse(data)) is not None:

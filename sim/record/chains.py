@@ -91,6 +91,9 @@ class Chains:
     def _row(
         self, rollout: Rollout, index: int, e: Exchange, offset_s: float, full: bool
     ) -> Request:
+        ended_s = e.ended_at_s
+        if ended_s is None:
+            raise ValueError("a request still open has no row")
         usage = e.usage or {}
         details = usage.get("input_tokens_details") or {}
         out_details = usage.get("output_tokens_details") or {}
@@ -98,7 +101,7 @@ class Chains:
             ToolCall(
                 call_id,
                 name,
-                e.ended_at_s + offset_s,
+                ended_s + offset_s,
                 self._answered[(id(e), call_id)] + offset_s
                 if (id(e), call_id) in self._answered
                 else None,
@@ -109,7 +112,7 @@ class Chains:
             rollout_id=rollout.rollout_id,
             request_index=index,
             start_s=e.started_at_s + offset_s,
-            end_s=e.ended_at_s + offset_s,
+            end_s=ended_s + offset_s,
             source="loopbudget record",
             format="record",
             transport="http-full" if e.transport == "http" and full else e.transport,

@@ -106,7 +106,9 @@ class Exchange:
             self.ended_at_s = at_s
             return True
         if kind == ERROR:
-            error = event.get("error") if isinstance(event.get("error"), dict) else {}
+            error = event.get("error")
+            if not isinstance(error, dict):
+                error = {}
             self.error_type = str(error.get("code") or error.get("type") or ERROR)
             self.ended_at_s = at_s
             return True

@@ -30,7 +30,7 @@ from sim.record.proxy import Recorder
 from sim.report.otel import OtlpWriter
 
 HOST = "127.0.0.1"
-KEEPALIVE_S = 120.0
+KEEPALIVE_S = 120
 """How long the proxy keeps an idle client connection: longer than clients keep theirs
 (the SDK's 5 s), so the client's pool decides, as it would against the service."""
 
@@ -88,7 +88,8 @@ async def record(
     content: IO[str] | None = content_path(out).open("w") if keep_content else None
 
     def keep(kind: str, body: Any) -> None:
-        content.write(json.dumps({"kind": kind, "body": body}) + "\n")
+        if content is not None:
+            content.write(json.dumps({"kind": kind, "body": body}) + "\n")
 
     recorder = Recorder(upstream, keep if content is not None else None)
     epoch_offset_s = time.time() - time.monotonic()

@@ -59,7 +59,9 @@ class RelayedSocket:
         exchange.added_s = up_s
         exchange.lane = event.get("stream_id") if isinstance(event.get("stream_id"), str) else None
         self.requests += 1
-        body = event.get("response") if isinstance(event.get("response"), dict) else event
+        body = event.get("response")
+        if not isinstance(body, dict):
+            body = event
         exchange.read_request(body)
         if recorder.keep is not None:
             recorder.keep("request", body)

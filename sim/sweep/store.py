@@ -106,7 +106,7 @@ class ResultsDir:
             )
         survey = Survey(replaced=self._old_layout_files(sweep))
         for part in self._part_files():
-            number = int(_PART.match(part.name)[1])
+            number = _chunk(part)
             problem = checked_part(part, number, expected, resolved)[1]
             if problem is None:
                 survey.finished.add(number)
@@ -143,7 +143,7 @@ class ResultsDir:
 
     def finished(self) -> set[int]:
         """Chunk numbers that have a part."""
-        return {int(_PART.match(p.name)[1]) for p in self._part_files()}
+        return {_chunk(p) for p in self._part_files()}
 
     def write_part(self, chunk: int, table: pa.Table) -> None:
         """Write the rows of one finished chunk as one Parquet part, atomically, with what
@@ -193,6 +193,14 @@ class ResultsDir:
         return sorted(p for p in self.parts.iterdir() if _PART.match(p.name))
 
 
+def _chunk(part: Path) -> int:
+    """The chunk number in a part's file name."""
+    match = _PART.match(part.name)
+    if match is None:
+        raise ValueError(f"{part}: not a part file (part-NNNNNN.parquet)")
+    return int(match[1])
+
+
 def read_results(path: Path | str) -> pa.Table:
     """All rows of a results directory, sorted by point, transport (file order) and seed."""
     path = Path(path)
@@ -203,8 +211,8 @@ def read_results(path: Path | str) -> pa.Table:
     check_read(f"reading {path}", filter(None, map(_footer, parts)))
     tables = []
     for part in parts:
-        table, problem = checked_part(part, int(_PART.match(part.name)[1]), manifest)
-        if problem is not None:
+        table, problem = checked_part(part, _chunk(part), manifest)
+        if table is None or problem is not None:
             raise ScenarioError(
                 f"{path}: {PARTS}/{part.name} is damaged ({problem}); run the sweep again "
                 "with --resume to recompute it"

@@ -12,6 +12,7 @@ and requests sent (retries included).
 from __future__ import annotations
 
 import json
+import math
 import ssl
 import time
 from dataclasses import dataclass
@@ -75,7 +76,8 @@ class ConnectionCounter:
     def __init__(self) -> None:
         self.connections = 0
         self.requests = 0
-        self.last_request_at_s: float | None = None
+        self.last_request_at_s = math.nan
+        """When the last request left (NaN before the first)."""
 
     async def trace(self, name: str, info: dict[str, Any]) -> None:
         if name == "connection.connect_tcp.complete":

@@ -68,13 +68,13 @@ def simulated_side(records: RolloutRecords) -> Side:
     """The simulation's statistics in the measured side's terms (failed continuations are
     counted where the records kept their turns)."""
     turns = records.turn_records
-    recover = turns.stage_s[:, STAGE_COLUMN[Stage.RECOVER]] if turns is not None else None
-    recoveries = int((recover > 0).sum()) if recover is not None else 0
-    request_s = (
-        turns.stage_s.sum(axis=1) - turns.stage_s[:, STAGE_COLUMN[Stage.TOOL]]
-        if recoveries
-        else None
-    )
+    recoveries, recovery_s = 0, math.nan
+    if turns is not None:
+        recovered = turns.stage_s[:, STAGE_COLUMN[Stage.RECOVER]] > 0
+        recoveries = int(recovered.sum())
+        if recoveries:
+            request_s = turns.stage_s.sum(axis=1) - turns.stage_s[:, STAGE_COLUMN[Stage.TOOL]]
+            recovery_s = float(request_s[recovered].mean())
     per_stage = records.stage_s.mean(axis=0)
     budget = dict.fromkeys(_budget_rows(), 0.0)
     for stage in STAGES:
@@ -87,7 +87,7 @@ def simulated_side(records: RolloutRecords) -> Side:
         ttft_p95_s=float(np.percentile(records.turn_ttft_s, 95)),
         connections_per_rollout=float(records.cold_turns.mean()),
         cache_misses_per_rollout=recoveries / records.count if turns is not None else math.nan,
-        recovery_s=float(request_s[recover > 0].mean()) if recoveries else math.nan,
+        recovery_s=recovery_s,
         budget_s=budget,
         requests_per_rollout=float(records.turns.mean()),
     )

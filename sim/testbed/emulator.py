@@ -68,7 +68,7 @@ class Emulator:
         )
         self.intake = Intake(scenario, self.store, Script(scenario))
         self.log = RequestLog()
-        self.background: set[asyncio.Task[None]] = set()
+        self.background: set[asyncio.Task[Any]] = set()
         self.in_flight = 0
 
     def prepare(self, body: dict[str, Any], http: bool, cache: ConnectionCache | None) -> Prepared:
@@ -114,7 +114,9 @@ class Emulator:
         reuse = self.scenario.inference.prefix_cache_hit_fraction
         output = OutputStream(p, self.scenario.network.bytes_per_token, emit, reuse)
         await output.begin()
-        deadline_s, waits_s, held_s, first_output_s = arrived_s, {}, {}, math.nan
+        deadline_s, first_output_s = arrived_s, math.nan
+        waits_s: dict[str, float] = {}
+        held_s: dict[str, float] = {}
         phases = SERVER_PHASES if p.generate else SERVER_PHASES[:1]
         for phase in phases:
             seconds = sum(held_s_of[stage] for stage in phase.stages if stage not in BATCHED)
@@ -157,6 +159,8 @@ class Emulator:
         held_s: dict[str, float],
     ) -> float:
         """Hold the phase's pool (and a nested one where the work uses it) for its stages."""
+        if phase.pool is None:
+            raise ValueError(f"phase {phase.stages} holds no pool")
         pool = self.pools[phase.pool]
         queued = pool.would_wait
         async with pool.hold(held_s) as waited_s:
@@ -164,7 +168,7 @@ class Emulator:
             if queued:
                 deadline_s = max(deadline_s, time.monotonic())
             inner = phase.inner_stages
-            if inner and bool(holds_inner(phase.inner, work)[0]):
+            if phase.inner is not None and inner and bool(holds_inner(phase.inner, work)[0]):
                 first = phase.stages.index(inner[0])
                 last = phase.stages.index(inner[-1]) + 1
                 deadline_s += sum(stage_s[s] for s in phase.stages[:first])

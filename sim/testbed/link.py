@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
+from typing import Any
 
 from sim.testbed.clock import TimerLead
 
@@ -32,7 +33,7 @@ class DelayLink:
     def __init__(self, target_port: int, rtt_s: float, lead: TimerLead) -> None:
         self.target_port, self.rtt_s, self.lead = target_port, rtt_s, lead
         self._server: asyncio.Server | None = None
-        self._relays: set[asyncio.Task[None]] = set()
+        self._relays: set[asyncio.Task[Any]] = set()
 
     async def start(self, host: str, port: int = 0) -> int:
         """Start listening; the bound port."""
@@ -52,6 +53,8 @@ class DelayLink:
 
     async def _accepted(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("a relay runs as a task of the server")
         self._relays.add(task)
         try:
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)

@@ -160,7 +160,10 @@ class LiveResult:
         if "http" not in self.transports or "ws" not in self.transports:
             return None
         http, ws = self.transports["http"], self.transports["ws"]
-        pick = (lambda r: r.measured) if side == Key.MEASURED else (lambda r: r.simulated)
+
+        def pick(result: TransportResult) -> Side:
+            return result.measured if side == Key.MEASURED else result.simulated
+
         return 1.0 - pick(ws).e2e_mean_s / pick(http).e2e_mean_s
 
     def to_json(self) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import IO, Any
 
 import uvicorn
 
@@ -39,7 +39,7 @@ HOST = "127.0.0.1"
 DEFAULT_API_KEY = "loopbudget-testbed"
 MAX_FRAME_BYTES = 16 * 1024 * 1024
 """Largest frame the service reads; bigger ones get an error event (up to 4x, then a close)."""
-GRACEFUL_SHUTDOWN_S = 1.0
+GRACEFUL_SHUTDOWN_S = 1
 """How long a stopping server waits for the requests in flight before it cancels them."""
 _READY = "READY"
 _START_TIMEOUT_S = 60.0
@@ -82,7 +82,9 @@ async def serve(
         ws="websockets-sansio",
         ws_max_size=4 * settings.max_frame_bytes,
         ws_ping_interval=None,
-        timeout_keep_alive=keepalive_timeout_s(scenario),
+        # uvicorn annotates an int but hands it to loop.call_later, which takes the fractional
+        # seconds a time-scaled keep-alive needs.
+        timeout_keep_alive=keepalive_timeout_s(scenario),  # type: ignore[arg-type]
         # One Ctrl-C stops the server within this time, requests in flight or not.
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         log_level="warning",
@@ -155,32 +157,40 @@ def emulator_process(
         stdout=subprocess.PIPE,
         text=True,
     )
+    stdin, stdout = _pipes(child)
     try:
         request = {
             "scenario": scenario.model_dump(mode="json", by_alias=True),
             "settings": asdict(settings),
         }
-        child.stdin.write(json.dumps(request) + "\n")
-        child.stdin.flush()
-        yield f"http://{settings.host}:{_wait_ready(child)}/v1"
+        stdin.write(json.dumps(request) + "\n")
+        stdin.flush()
+        yield f"http://{settings.host}:{_wait_ready(child, stdout)}/v1"
     finally:
-        child.stdin.close()
+        stdin.close()
         try:
             child.wait(timeout=10)
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
-        child.stdout.close()
+        stdout.close()
 
 
-def _wait_ready(child: subprocess.Popen[str]) -> int:
+def _pipes(child: subprocess.Popen[str]) -> tuple[IO[str], IO[str]]:
+    """The child's stdin and stdout, both opened as pipes."""
+    if child.stdin is None or child.stdout is None:
+        raise ValueError("the emulator's stdin and stdout must be pipes")
+    return child.stdin, child.stdout
+
+
+def _wait_ready(child: subprocess.Popen[str], stdout: IO[str]) -> int:
     deadline_s = time.monotonic() + _START_TIMEOUT_S
     with selectors.DefaultSelector() as selector:
-        selector.register(child.stdout, selectors.EVENT_READ)
+        selector.register(stdout, selectors.EVENT_READ)
         while time.monotonic() < deadline_s:
             if not selector.select(timeout=deadline_s - time.monotonic()):
                 break
-            line = child.stdout.readline()
+            line = stdout.readline()
             if not line:
                 break
             if line.startswith(_READY):

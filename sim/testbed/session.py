@@ -88,10 +88,11 @@ def run_testbed(request: Request, progress: Progress | None = None) -> LiveResul
     raise_descriptor_limit()  # a fleet holds a connection or two per agent
     scaled = scale_time(request.scenario, request.time_scale)
     measure = _measure_fleet if request.scenario.load.agents > 1 else _measure
-    if request.base_url is not None:
+    endpoint = request.base_url
+    if endpoint is not None:
         if measure is _measure_fleet:
             raise ScenarioError("--base-url: a fleet run reads the local emulator's pools")
-        result = clock.run(lambda: _measure(request, scaled, request.base_url, None, progress))
+        result = clock.run(lambda: _measure(request, scaled, endpoint, None, progress))
         asked = Network(ENDPOINT, request.scenario.network.rtt_ms, "the endpoint's own network")
         return replace(result, network=asked.to_json())
     settings = ServerSettings(api_key=request.api_key)

@@ -63,16 +63,20 @@ class TimerEpollSelector(selectors.EpollSelector):
     def __init__(self, libc: ctypes.CDLL) -> None:
         super().__init__()
         self._timer = _TimerFd(libc)
-        self._selector.register(self._timer.fd, select.EPOLLIN)
+        # The epoll object EpollSelector keeps (it offers no public handle on it).
+        self._epoll: select.epoll = getattr(self, "_selector")  # noqa: B009
+        self._epoll.register(self._timer.fd, select.EPOLLIN)
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
-        armed = timeout is not None and timeout > 0
-        if armed:
+        armed = False
+        if timeout is not None and timeout > 0:
             self._timer.arm(timeout)
+            armed = True
         # The timer ends the wait; epoll's own (rounded up) timeout is only a backstop.
-        wait_s = -1 if timeout is None else max(0.0, timeout) + (0.001 if armed else 0.0)
+        wait_s = -1.0 if timeout is None else max(0.0, timeout) + (0.001 if armed else 0.0)
+        keys = self.get_map()
         try:
-            events = self._selector.poll(wait_s, len(self._fd_to_key) + 1)
+            events = self._epoll.poll(wait_s, len(keys) + 1)
         except InterruptedError:
             events = []
         ready = []
@@ -81,7 +85,7 @@ class TimerEpollSelector(selectors.EpollSelector):
                 self._timer.drain()
                 armed = False
                 continue
-            key = self._fd_to_key.get(fd)
+            key = keys.get(fd)
             if key is not None:
                 mask = (selectors.EVENT_WRITE if event & ~select.EPOLLIN else 0) | (
                     selectors.EVENT_READ if event & ~select.EPOLLOUT else 0

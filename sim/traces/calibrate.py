@@ -22,6 +22,7 @@ from scipy import optimize
 
 from models.errors import ScenarioError
 from models.loading import validate
+from sim.analysis.results import UnmeasuredPoint
 from sim.analysis.run import Engine, Spec, execute
 from sim.analysis.summary import summarize
 from sim.traces.measures import Measured
@@ -95,7 +96,8 @@ def calibrate(data: dict[str, Any], transport: str, m: Measured) -> Calibration:
         apply(trial, before, after)
         spec = Spec(f"{data['name']}:{transport}", str(data["name"]), Transport(transport))
         result = summarize(execute(spec, validate(trial), Engine.ANALYTIC, 1))
-        assert result.ttft_s is not None and result.e2e_s is not None
+        if isinstance(result, UnmeasuredPoint):
+            raise ValueError(f"{spec.text}: the analytic engine gave no means")
         return result.ttft_s.mean, result.e2e_s.mean
 
     notes: list[str] = []

@@ -105,8 +105,8 @@ def _step(
         total = _usage(mapping(info, "total_token_usage", "token_count.info"), "total")
         if info and total != state.last_total:
             state.last_total = total
-            usage = mapping(info, "last_token_usage", "token_count.info")
-            _close(state, at_s, line, _usage(usage, "token_count.info.last_token_usage"), None)
+            last_usage = mapping(info, "last_token_usage", "token_count.info")
+            _close(state, at_s, line, _usage(last_usage, "token_count.info.last_token_usage"), None)
     elif kind == "token_usage_record":
         usage = _usage(mapping(payload, "usage", "token_usage_record.payload"), "usage")
         response_id = text(payload, "response_id", "token_usage_record.payload")
@@ -127,9 +127,9 @@ def _step(
         assert state.opened is not None
         state.opened.calls.append(call_id)
     elif kind == "response_item" and item in OUTPUTS:
-        call_id = text(payload, "call_id", f"{item}")
-        if call_id is not None:
-            state.call_end_s.setdefault(call_id, at_s)
+        answered_id = text(payload, "call_id", f"{item}")
+        if answered_id is not None:
+            state.call_end_s.setdefault(answered_id, at_s)
         state.pending_start_s = at_s
     return None
 

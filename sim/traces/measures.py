@@ -57,7 +57,8 @@ def measure(requests: Sequence[Request]) -> Measured:
     by_rollout: dict[str, list[Request]] = defaultdict(list)
     for request in requests:
         by_rollout[request.rollout_id].append(request)
-    e2e, per_rollout, calls_rollout, calls_request, first_input = [], [], [], [], []
+    e2e, per_rollout, calls_rollout, first_input = [], [], [], []
+    calls_request: list[int] = []
     growth, tool_s, tool_out = [], defaultdict(list), defaultdict(list)
     for rollout in by_rollout.values():
         rollout.sort(key=lambda r: r.request_index)
@@ -101,7 +102,9 @@ def measure(requests: Sequence[Request]) -> Measured:
         ttft_s=np.array([r.ttft_s for r in timed]),
         ttft_input_tokens=np.array([r.input_tokens or 0 for r in timed], dtype=float),
         ttft_cached_tokens=np.array([r.cached_input_tokens or 0 for r in timed], dtype=float),
-        after_first_s=np.array([r.end_s - r.first_output_s for r in decoded]),
+        after_first_s=np.array(
+            [r.end_s - r.first_output_s for r in decoded if r.first_output_s is not None]
+        ),
         after_first_tokens=np.array([r.output_tokens for r in decoded], dtype=float),
         request_s=np.array([r.duration_s for r in requests]),
         transports={r.transport for r in requests if r.transport is not None},

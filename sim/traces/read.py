@@ -102,7 +102,7 @@ def read_requests(
 
 
 def _checked(rollout: list[Request], report: ReadReport, source: str) -> list[Request]:
-    kept = []
+    kept: list[Request] = []
     for request in sorted(rollout, key=lambda r: (r.start_s, r.request_index)):
         if request.end_s < request.start_s:
             report.warn(0, "negative duration (request dropped)", _describe(request))

@@ -42,14 +42,14 @@ def summarize(requests: Sequence[Request], reports: Sequence[ReadReport]) -> dic
 
 def rows(summary: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
     """(quantity, n, mean, p50, p95) rows for a table."""
-    out = []
+    out: list[tuple[str, str, str, str, str]] = []
 
     def add(label: str, stats_: dict[str, Any], scale: float = 1.0, fmt: str = ",.4g") -> None:
         if stats_["n"] == 0:
             out.append((label, "0", "-", "-", "-"))
             return
-        values = (format(stats_[k] * scale, fmt) for k in ("mean", "p50", "p95"))
-        out.append((label, f"{stats_['n']:,}", *values))
+        mean, p50, p95 = (format(stats_[k] * scale, fmt) for k in ("mean", "p50", "p95"))
+        out.append((label, f"{stats_['n']:,}", mean, p50, p95))
 
     add("e2e per rollout (s)", summary["e2e_s"])
     add("requests per rollout", summary["requests_per_rollout"])

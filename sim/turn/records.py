@@ -115,7 +115,8 @@ def _empty() -> RolloutRecords:
             name: np.zeros((0, columns[name]) if name in columns else 0)
             for name in RolloutRecords.__dataclass_fields__
             if name != "turn_records"
-        }
+        },
+        turn_records=None,
     )
 
 

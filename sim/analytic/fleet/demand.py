@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 from models.scenario import Scenario
 from models.stages import POOLS, STAGE_COLUMN, Pool, Side, Stage
-from sim.analytic.agent.engine import Expectation, expect
+from sim.analytic.agent.engine import expect
+from sim.analytic.agent.expectations import Expectation
 from sim.analytic.fleet.rate_limit import RateCap, rate_cap
 from sim.analytic.fleet.residency import fleet_history_resident
 from sim.turn.phases import JOINED_SIDES, PHASES
@@ -109,7 +110,7 @@ class FleetDemand:
             / d.servers
             for pool, d in self.pools.items()
         }
-        pool = max(per_server, key=per_server.get)
+        pool = max(per_server, key=per_server.__getitem__)
         return pool, per_server[pool]
 
     def offered_load(self, rollouts_per_s: float) -> dict[Pool, float]:

@@ -54,7 +54,7 @@ def rate_cap(scenario: Scenario, e: Expectation) -> RateCap | None:
         tokens = e.cached_prompt_tokens + e.uncached_prompt_tokens
         tokens += e.turns * scenario.workload.output_tokens.mean
         per_organization["tokens_per_minute"] = r.tokens_per_minute / 60.0 / tokens
-    binding = min(per_organization, key=per_organization.get)
+    binding = min(per_organization, key=per_organization.__getitem__)
     interval_s = 1.0 / (per_organization[binding] * e.turns)
     step_s = r.retry_after_resolution_s
     # The herd's first arrival comes a round trip and a little spread after the bucket

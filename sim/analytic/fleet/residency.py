@@ -29,7 +29,7 @@ from scipy.optimize import brentq
 from models.kv_cache import Routing
 from models.scenario import Scenario
 from models.workload import rollout_turns
-from sim.analytic.agent.engine import Expectation
+from sim.analytic.agent.expectations import Expectation
 from sim.analytic.agent.expected_draws import tool_mixture
 from sim.turn.transports import Transport
 
