@@ -101,9 +101,7 @@ class Socket:
                 message = await self.websocket.receive()
                 if message["type"] == "websocket.disconnect":
                     return
-                await self._frame(
-                    message.get("text") or message.get("bytes") or "", time.monotonic()
-                )
+                await self._read(message.get("text") or message.get("bytes") or "")
         except WebSocketDisconnect:
             return
         finally:
@@ -111,6 +109,15 @@ class Socket:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _read(self, data: str | bytes) -> None:
+        """One frame; a failure inside the service answers it with a 500 error event, and
+        the connection goes on (it used to drop without a close frame)."""
+        try:
+            await self._frame(data, time.monotonic())
+        except Exception as error:
+            log_failure(error)
+            await self.send(SERVER_ERROR.ws_event())
 
     async def _frame(self, data: str | bytes, arrived_s: float) -> None:
         size = len(data.encode() if isinstance(data, str) else data)
@@ -135,15 +142,22 @@ class Socket:
             )
             return
         lane = event.get("stream_id")
+        if lane is not None and not isinstance(lane, str):
+            await self.send(
+                ApiError(
+                    400, "invalid_stream_id", f"Lane {shown(lane)} refused.", "stream_id"
+                ).ws_event()
+            )
+            return
         if lane not in self._lanes:
-            if lane is not None and (not isinstance(lane, str) or len(self._lanes) > NAMED_LANES):
-                code = (
-                    "invalid_stream_id"
-                    if not isinstance(lane, str)
-                    else "websocket_stream_limit_reached"
-                )
+            if lane is not None and len(self._lanes) > NAMED_LANES:
                 await self.send(
-                    ApiError(400, code, f"Lane {shown(lane)!r} refused.", "stream_id").ws_event()
+                    ApiError(
+                        400,
+                        "websocket_stream_limit_reached",
+                        f"Lane {shown(lane)!r} refused.",
+                        "stream_id",
+                    ).ws_event()
                 )
                 return
             self._lanes[lane] = asyncio.Queue()
