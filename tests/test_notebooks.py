@@ -33,8 +33,8 @@ def with_predictions(notebook):
     return notebook
 
 
-def test_there_are_seven_lessons_each_with_every_part() -> None:
-    assert len(NOTEBOOKS) == 7
+def test_there_are_eight_lessons_each_with_every_part() -> None:
+    assert len(NOTEBOOKS) == 8
     for path in NOTEBOOKS:
         tags = [t for cell in jupytext.read(path).cells for t in cell.metadata.get("tags", [])]
         for tag in ("question", "commands", "prediction", "answer", "instructor"):

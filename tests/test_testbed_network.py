@@ -14,7 +14,7 @@ import pytest
 from support import CliResult, assert_one_line_error, scenario
 from testbed_support import kept
 
-from sim.cli.testbed import network_line
+from sim.cli.testbed_table import network_line
 from sim.testbed import clock
 from sim.testbed.clock import TimerLead
 from sim.testbed.link import DelayLink

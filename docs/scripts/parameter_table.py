@@ -29,6 +29,7 @@ PRESET = "codex-spark"
 
 # Longest suffix first: the first match names the unit.
 _SUFFIX_UNITS = (
+    ("_ms_per_token_per_1k_context_tokens", "ms per token per 1k tokens of context"),
     ("_per_1k_tokens_ms", "ms per 1k tokens"),
     ("_per_item_ms", "ms per item"),
     ("_per_kb_ms", "ms per KB (1,024 bytes)"),

@@ -33,6 +33,7 @@ from sim.cli.fit import fit as fit_command
 from sim.cli.load import load as load_command
 from sim.cli.numbers import INT
 from sim.cli.output import check_distinct, check_writable, json_text, write_output
+from sim.cli.profile import profile as profile_command
 from sim.cli.record import record as record_command
 from sim.cli.report import print_compare, print_run
 from sim.cli.sweep import plot as plot_command
@@ -217,6 +218,7 @@ app.add_command(testbed_command)
 app.add_command(record_command)
 app.add_command(trace_command)
 app.add_command(fit_command)
+app.add_command(profile_command)
 
 
 def _prepare(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -90,6 +91,20 @@ def _scenario(spec_text: str, sets: tuple[str, ...], seed: int | None, agents: i
 @click.option("--seed", type=INT, default=None, help="root seed (default: the scenario's)")
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+@click.option(
+    "--engine",
+    type=click.Choice(["emulated", "real"]),
+    default="emulated",
+    show_default=True,
+    help="real: SmolLM2 on llama.cpp behind the emulator (needs --profile)",
+)
+@click.option(
+    "--profile",
+    "profile_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="a profile TOML (loopbudget profile) the real engine's run is predicted from",
+)
 def run(
     spec: str,
     rollouts: int,
@@ -102,6 +117,8 @@ def run(
     seed: int | None,
     sets: tuple[str, ...],
     as_json: bool,
+    engine: str,
+    profile_path: Path | None,
 ) -> None:
     """Measure SPEC on the testbed (every transport unless SPEC names one) beside its simulation."""
     from sim.testbed.driver import DEFAULT_TURN_LIMIT
@@ -120,6 +137,11 @@ def run(
     if max_turns is not None and max_turns < 1:
         raise ScenarioError(f"--max-turns = {max_turns}: must be an integer >= 1")
     parsed, scenario = _scenario(spec, sets, seed, agents)
+    if engine == "real":
+        scenario = _profiled(scenario, profile_path)
+        time_scale = 1.0 if time_scale is None else time_scale
+    elif profile_path is not None:
+        raise ScenarioError("--profile: only the real engine's run is predicted from a profile")
     if parsed.transport is Transport.WS_APPEND:
         raise ScenarioError("transport = 'ws-append': the SDK has no loop for it; use ws")
     fleet = scenario.load.agents > 1
@@ -137,6 +159,7 @@ def run(
         ),
         base_url=base_url,
         api_key=check_api_key(api_key) or DEFAULT_API_KEY,
+        engine=engine,
         turn_limit=max_turns or DEFAULT_TURN_LIMIT,
         network=network,
     )
@@ -149,6 +172,17 @@ def run(
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
         print_result(Console(), result, MachineLoad(start_load, load_average(), cores()))
+
+
+def _profiled(scenario: Any, path: Path | None) -> Any:
+    """``scenario`` with a profile's fields (the real engine's run is predicted from them)."""
+    from sim.testbed.profiling.profile_file import read_profile
+
+    if path is None:
+        raise ScenarioError(
+            "--engine real: needs --profile FILE (loopbudget profile SPEC --out FILE writes one)"
+        )
+    return read_profile(path).apply(scenario)
 
 
 def _with_progress(label: str, total: int | None, work: Any) -> Any:

@@ -203,6 +203,8 @@ def print_result(console: Console, result: LiveResult, load: MachineLoad) -> Non
     head = f"{result.spec}: time scale {result.time_scale:g}"
     if result.agents > 1:
         head += f", {result.agents} agents"
+    if result.engine == "real":
+        head += ", real engine (simulated: predicted from the profile and the calibration)"
     if result.network:
         console.print(network_line(result.network), markup=False, highlight=False)
     allowed = tolerances(result)
@@ -218,13 +220,16 @@ def print_result(console: Console, result: LiveResult, load: MachineLoad) -> Non
                 "(the server still asked for tools; --max-turns)",
                 style="bold",
             )
-    measured, simulated = result.reduction(Key.MEASURED), result.reduction(Key.SIMULATED)
-    if measured is not None and simulated is not None:
-        console.print(
-            f"http -> ws end-to-end reduction: measured {measured:.1%}, simulated "
-            f"{simulated:.1%} ({(measured - simulated) * 100:+.1f} points)",
-            style="bold",
-        )
+    other = "predicted" if result.engine == "real" else "simulated"
+    for baseline in ("http", "http-full") if result.engine == "real" else ("http",):
+        measured = result.reduction(Key.MEASURED, baseline)
+        simulated = result.reduction(Key.SIMULATED, baseline)
+        if measured is not None and simulated is not None:
+            console.print(
+                f"{baseline} -> ws end-to-end reduction: measured {measured:.1%}, {other} "
+                f"{simulated:.1%} ({(measured - simulated) * 100:+.1f} points)",
+                style="bold",
+            )
     width = min(console.width, max(widths, default=console.width))
     for note in notes(result, load):
         console.print(note, width=width, markup=False, highlight=False)

@@ -26,7 +26,8 @@ from models.scenario import Scenario
 from sim.testbed.protocol import padded
 
 MODEL = "loopbudget-emulated"
-REQUEST_TIMEOUT_S = 120.0
+REQUEST_TIMEOUT_S = 600.0
+"""The SDK's own default: a real model under load takes minutes to prefill a long history."""
 _TOOL_PARAMETERS = {
     "type": "object",
     "properties": {"input": {"type": "string"}},

@@ -35,3 +35,18 @@ def check_emulated(scenario: Scenario) -> None:
                 f"{path} = {shown}: the testbed does not emulate it; set it to {needed} "
                 "(the simulation models it: loopbudget run, load)"
             )
+
+
+def check_real(scenario: Scenario, time_scale: float, base_url: str | None) -> None:
+    """Refuse, in one line, what the real engine cannot run: its stages take the time they
+    take (no time scale), it serves one agent, and it is the local emulator's."""
+    if time_scale != 1.0:
+        raise ScenarioError(
+            f"--time-scale = {time_scale:g}: the real engine runs in real time; use 1"
+        )
+    if scenario.load.agents > 1:
+        raise ScenarioError(
+            f"load.agents = {scenario.load.agents}: the real engine serves one agent; use 1"
+        )
+    if base_url is not None:
+        raise ScenarioError("--base-url: the real engine runs behind the local emulator")

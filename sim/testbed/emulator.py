@@ -9,6 +9,10 @@ output event leaves when prefill ends, output streams at the drawn decode rate
 ``response.completed`` (HTTP) or runs after it, holding an API worker (WebSocket).
 The parallel classifiers hold a safety worker from the start of prefill, and the
 first output waits for their verdict (the side table of ``models.stages``).
+
+With a real backend (``sim.testbed.engine``), validation and rendering are that
+backend's real work and prefill and decode run on its model: those stages take
+what they took, and the rest keep their emulated delays.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from sim.testbed.protocol import ApiError, Event
 from sim.testbed.script import Script
 from sim.testbed.state import ConnectionCache, ResponseState, ResponseStore
 from sim.testbed.stream import OutputStream
-from sim.testbed.work import failed_lookup_work, request_work
+from sim.testbed.work import failed_lookup_work, prefix_reuse, request_work
 from sim.turn.phases import BATCHED, JOINED_SIDES, PHASES, Phase, holds_inner
 
 Emit = Callable[[Event], Awaitable[None]]
@@ -57,8 +61,14 @@ MAX_DELTAS = 8
 class Emulator:
     """The service: intake, pools, store, scripted model and the per-request log."""
 
-    def __init__(self, scenario: Scenario, lead: TimerLead, limits: Limits | None = None) -> None:
-        self.scenario, self.lead = scenario, lead
+    def __init__(
+        self,
+        scenario: Scenario,
+        lead: TimerLead,
+        backend: Any = None,
+        limits: Limits | None = None,
+    ) -> None:
+        self.scenario, self.lead, self.backend = scenario, lead, backend
         self.limits = limits or Limits()
         self.pools = PoolBank(scenario)
         self.store = ResponseStore(
@@ -111,18 +121,28 @@ class Emulator:
         stage_s = {stage: float(seconds[0]) for stage, seconds in costs.stage_s.items()}
         held_s_of = _held_stage_s(costs, stage_s)
         parallel_s = float(costs.side_s(Side.PARALLEL_SAFETY)[0])
-        reuse = self.scenario.inference.prefix_cache_hit_fraction
+        reuse = prefix_reuse(self.scenario, p.processed)
         output = OutputStream(p, self.scenario.network.bytes_per_token, emit, reuse)
         await output.begin()
         deadline_s, first_output_s = arrived_s, math.nan
         waits_s: dict[str, float] = {}
         held_s: dict[str, float] = {}
+        real = None
+        if self.backend is not None and self.backend.serves(p):
+            real = (p, self.backend.api_work(p))
+            stage_s[Stage.VALIDATE], stage_s[Stage.RENDER] = real[1].validate_s, real[1].render_s
+            held_s_of[Stage.VALIDATE] = held_s_of[Stage.RENDER] = 0.0
+            deadline_s = time.monotonic()
         phases = SERVER_PHASES if p.generate else SERVER_PHASES[:1]
         for phase in phases:
             seconds = sum(held_s_of[stage] for stage in phase.stages if stage not in BATCHED)
             if phase.pool is None:
                 deadline_s += seconds
                 await self.lead.sleep_until(deadline_s)
+            elif phase.pool is Pool.INFERENCE and real is not None:
+                deadline_s, first_output_s, stage_s[Stage.DECODE] = await self._infer_real(
+                    real, parallel_s, stage_s, output, waits_s, held_s
+                )
             elif phase.pool is Pool.INFERENCE:
                 deadline_s, first_output_s, stage_s[Stage.DECODE] = await self._infer(
                     deadline_s, seconds, parallel_s, stage_s[Stage.DECODE], output, waits_s, held_s
@@ -242,6 +262,31 @@ class Emulator:
                 self.pools.replicas.leave(replica)
         await output.finish_output()
         return deadline_s, first_output_s, stretched_s
+
+    async def _infer_real(
+        self,
+        real: tuple[Prepared, Any],
+        parallel_s: float,
+        stage_s: dict[Stage, float],
+        output: OutputStream,
+        waits_s: dict[str, float],
+        held_s: dict[str, float],
+    ) -> tuple[float, float, float]:
+        """``_infer`` on the real backend: its prefill and decode take what they take (the
+        measured prefill replaces the emulated one in ``stage_s``)."""
+        pool = self.pools[Pool.INFERENCE]
+        async with pool.hold(held_s) as waited_s:
+            waits_s[Pool.INFERENCE.value] = waits_s.get(Pool.INFERENCE.value, 0.0) + waited_s
+            verdict = self._classify(parallel_s, held_s) if parallel_s > 0 else None
+
+            async def join() -> None:
+                if verdict is not None:
+                    await verdict
+
+            inferred = await self.backend.infer(*real, output, join)
+        stage_s[Stage.PREFILL] = inferred.prefilled.seconds
+        await output.finish_output()
+        return time.monotonic(), inferred.first_output_at_s, inferred.decode_s
 
     def _classify(self, seconds: float, held_s: dict[str, float]) -> asyncio.Task[float]:
         """The parallel classifiers: a safety worker for ``seconds`` from when one is free;

@@ -42,6 +42,9 @@ class Key(StrEnum):
     OBSERVED = "observed"
     REQUESTS_PER_ROLLOUT = "requests_per_rollout"
     NETWORK = "network"
+    FULL_REDUCTION = "reduction_from_http_full"
+    ENGINE = "engine"
+    LOAD_AVERAGE = "load_average"
 
 
 @dataclass(frozen=True)
@@ -155,11 +158,17 @@ class LiveResult:
     agents: int = 1
     network: dict[str, Any] = field(default_factory=dict)
     """Which network the run had (``sim.testbed.network.Network``)."""
+    engine: str = "emulated"
+    """``real``: the simulated side is the prediction from a profile and the client's
+    calibration (``testbed --engine real``)."""
+    load_average: dict[str, list[float]] = field(default_factory=dict)
+    """The machine's 1, 5 and 15 minute load averages when the run started and ended."""
 
-    def reduction(self, side: str) -> float | None:
-        if "http" not in self.transports or "ws" not in self.transports:
+    def reduction(self, side: str, baseline: str = "http") -> float | None:
+        """The end-to-end reduction from ``baseline`` to ws."""
+        if baseline not in self.transports or "ws" not in self.transports:
             return None
-        http, ws = self.transports["http"], self.transports["ws"]
+        http, ws = self.transports[baseline], self.transports["ws"]
 
         def pick(result: TransportResult) -> Side:
             return result.measured if side == Key.MEASURED else result.simulated
@@ -178,4 +187,10 @@ class LiveResult:
                 Key.MEASURED.value: self.reduction(Key.MEASURED),
                 Key.SIMULATED.value: self.reduction(Key.SIMULATED),
             },
+            Key.FULL_REDUCTION.value: {
+                Key.MEASURED.value: self.reduction(Key.MEASURED, "http-full"),
+                Key.SIMULATED.value: self.reduction(Key.SIMULATED, "http-full"),
+            },
+            Key.ENGINE.value: self.engine,
+            Key.LOAD_AVERAGE.value: self.load_average,
         }

@@ -55,6 +55,9 @@ class ServerSettings:
     host: str = HOST
     link_rtt_s: float = 0.0
     """Round trip of an emulated link in front of the service (``link``); 0: none."""
+    engine: str = "emulated"
+    """``real``: validation, rendering, prefill and decode on the real backend
+    (``sim.testbed.engine``, the optional group ``engine``)."""
     limits: Limits = field(default_factory=Limits)
 
     @classmethod
@@ -73,7 +76,12 @@ async def serve(
 ) -> None:
     """Serve until SIGINT/SIGTERM; ``on_ready`` gets the bound port."""
     lead = await TimerLead.measure()
-    emulator = Emulator(scenario, lead, settings.limits)
+    backend = None
+    if settings.engine == "real":
+        from sim.testbed.engine.backend import RealBackend
+
+        backend = RealBackend()
+    emulator = Emulator(scenario, lead, backend, settings.limits)
     service = Service(emulator, settings.api_key, settings.max_frame_bytes)
     most = connection_limit(settings.limits, raise_descriptor_limit())
     config = uvicorn.Config(

@@ -17,6 +17,7 @@ actually happened (``observed``).
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -33,7 +34,7 @@ from sim.testbed.comparison import (
     simulated_side,
 )
 from sim.testbed.driver import DEFAULT_TURN_LIMIT, Agent
-from sim.testbed.emulated import check_emulated
+from sim.testbed.emulated import check_emulated, check_real
 from sim.testbed.fleet import measure_fleet, simulated_fleet
 from sim.testbed.limits import raise_descriptor_limit
 from sim.testbed.network import ENDPOINT, SCENARIO, Network, testbed_network
@@ -72,12 +73,19 @@ class Request:
     network: str = SCENARIO
     """``scenario``: the scenario's round trip on a real (netem) or emulated link;
     ``loopback``: none added."""
+    engine: str = "emulated"
+    """``real``: the emulator's validation, rendering, prefill and decode run on the real
+    backend, and ``scenario`` carries a profile's fields; the simulation then predicts from
+    the profile and the client calibrated beforehand only (never refitted on the rollouts it
+    is compared with)."""
 
 
 def run_testbed(request: Request, progress: Progress | None = None) -> LiveResult:
     """Run ``request`` against its endpoint (a local emulator when none is given): one
     agent per transport, or the fleet of ``scenario.load`` when it has more than one."""
     check_emulated(request.scenario)
+    if request.engine == "real":
+        check_real(request.scenario, request.time_scale, request.base_url)
     check_testbed(
         request.spec,
         request.scenario,
@@ -95,7 +103,7 @@ def run_testbed(request: Request, progress: Progress | None = None) -> LiveResul
         result = clock.run(lambda: _measure(request, scaled, endpoint, None, progress))
         asked = Network(ENDPOINT, request.scenario.network.rtt_ms, "the endpoint's own network")
         return replace(result, network=asked.to_json())
-    settings = ServerSettings(api_key=request.api_key)
+    settings = ServerSettings(api_key=request.api_key, engine=request.engine)
     with (
         testbed_network(scaled, request.time_scale, request.network, settings) as (
             linked,
@@ -146,6 +154,7 @@ async def _measure(
     progress: Progress | None,
 ) -> LiveResult:
     lead = await TimerLead.measure()
+    load_at_start = list(os.getloadavg())
     if view is not None:
         client = await measure_client(scaled, base_url, request.api_key, lead)
         simulated_scenario = client.apply(scaled)
@@ -170,11 +179,14 @@ async def _measure(
             await view.refresh()
             splits = split_turns(rollouts, view)
             before = client.refit(transport, split_turns(probes, view), per_token)
-            during = before.refit(transport, splits, per_token, connections=False)
-            in_run_scenario, used = during.apply(scaled), during.to_json()
-            predicted = simulated_side(
-                simulated_records(before.apply(scaled), transport, request.rollouts)
-            )
+            if request.engine == "real":
+                in_run_scenario, used = before.apply(scaled), before.to_json()
+            else:
+                during = before.refit(transport, splits, per_token, connections=False)
+                in_run_scenario, used = during.apply(scaled), during.to_json()
+                predicted = simulated_side(
+                    simulated_records(before.apply(scaled), transport, request.rollouts)
+                )
         if view is not None:
             records = simulated_records(in_run_scenario, transport, request.rollouts)
         else:
@@ -195,7 +207,14 @@ async def _measure(
             predicted=predicted,
             observed=observed_shape(rollouts),
         )
-    return LiveResult(request.spec, request.time_scale, client_json, results)
+    return LiveResult(
+        request.spec,
+        request.time_scale,
+        client_json,
+        results,
+        engine=request.engine,
+        load_average={"start": load_at_start, "end": list(os.getloadavg())},
+    )
 
 
 async def _lateness(view: ServerView | None, lead: TimerLead) -> dict[str, dict[str, float]]:

@@ -50,7 +50,7 @@ class Processed:
 
 def request_work(scenario: Scenario, p: Processed) -> Work:
     """The scope of work of one request (arrays of one turn)."""
-    a, i = scenario.api, scenario.inference
+    a = scenario.api
     cached = p.source is Source.CACHE
     context = p.prior_tokens + p.new_tokens
     full = p.fixed_tokens + context
@@ -61,6 +61,7 @@ def request_work(scenario: Scenario, p: Processed) -> Work:
     else:
         rendered = full
     rebuild = 0.0 if cached else 1.0
+    reused = prefix_reuse(scenario, p)
     config_cache = float(a.config_cache)
     values = {
         "items_new": p.items_new,
@@ -78,8 +79,8 @@ def request_work(scenario: Scenario, p: Processed) -> Work:
         "hop_runs": rebuild,
         "safety_runs": 1.0,
         "tokens_classified": p.new_tokens if cached else full,
-        "prompt_tokens_uncached": p.new_tokens
-        + (1 - i.prefix_cache_hit_fraction) * (p.fixed_tokens + p.prior_tokens),
+        "prompt_tokens_uncached": p.new_tokens + (1 - reused) * (p.fixed_tokens + p.prior_tokens),
+        "prompt_tokens": full,
         "output_tokens": p.output_tokens,
         "decode_s_per_token": p.decode_s_per_token,
         "post_runs": 1.0,
@@ -87,6 +88,14 @@ def request_work(scenario: Scenario, p: Processed) -> Work:
         "post_blocking": float(p.http),
     }
     return Work(**{f.name: np.array([values.get(f.name, 0.0)], dtype=float) for f in fields(Work)})
+
+
+def prefix_reuse(scenario: Scenario, p: Processed) -> float:
+    """The share of the fixed part and the history whose KV the request reuses: none for a
+    request without state where reuse needs it (``inference.prefix_reuse_needs_state``)."""
+    i = scenario.inference
+    stateless = float(p.source is Source.NONE)
+    return i.prefix_cache_hit_fraction * (1 - float(i.prefix_reuse_needs_state) * stateless)
 
 
 def failed_lookup_work() -> Work:

@@ -109,7 +109,10 @@ def _full_rebuild(scenario: Scenario, turns: Turns, resend: float | np.ndarray) 
         hop_runs=ones,
         safety_runs=ones,
         tokens_classified=turns.fixed_tokens + turns.context_tokens,
-        prompt_tokens_uncached=_uncached_prompt(scenario, turns),
+        prompt_tokens_uncached=_uncached_prompt(
+            scenario, turns, stateless=resend + stored * (1 - continuing)
+        ),
+        prompt_tokens=turns.fixed_tokens + turns.context_tokens,
         output_tokens=turns.output_tokens,
         decode_s_per_token=turns.decode_s_per_token,
         post_runs=ones,
@@ -177,7 +180,8 @@ def _cached(scenario: Scenario, turns: Turns, append: bool) -> Work:
         hop_runs=zeros,
         safety_runs=pre_inference,
         tokens_classified=pre_inference * turns.new_tokens,
-        prompt_tokens_uncached=_uncached_prompt(scenario, turns),
+        prompt_tokens_uncached=_uncached_prompt(scenario, turns, stateless=1 - _continuing(turns)),
+        prompt_tokens=turns.fixed_tokens + turns.context_tokens,
         output_tokens=turns.output_tokens,
         decode_s_per_token=turns.decode_s_per_token,
         post_runs=turns.is_last if append else ones,
@@ -192,10 +196,15 @@ def _cached(scenario: Scenario, turns: Turns, append: bool) -> Work:
     )
 
 
-def _uncached_prompt(scenario: Scenario, turns: Turns) -> np.ndarray:
+def _uncached_prompt(scenario: Scenario, turns: Turns, stateless: np.ndarray) -> np.ndarray:
     """Prompt tokens the accelerator must prefill: the new input, the share of the resident
-    prefix that is not reused, and the history the replica no longer holds."""
-    reused = scenario.inference.prefix_cache_hit_fraction
+    prefix that is not reused, and the history the replica no longer holds.
+
+    ``stateless`` is 1 where the request carries no conversation state (a new chain, the
+    history resent): where reuse needs that state (``inference.prefix_reuse_needs_state``)
+    such a request reuses nothing."""
+    i = scenario.inference
+    reused = i.prefix_cache_hit_fraction * (1 - _switch(i.prefix_reuse_needs_state) * stateless)
     resident = turns.fixed_tokens + turns.prior_tokens
     return turns.new_tokens + (1 - reused) * resident + reused * turns.missing_history_tokens
 
