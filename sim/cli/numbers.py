@@ -1,7 +1,9 @@
-"""Numeric options of the command line, read by the one number parser (``models.numbers``):
-a number of more than 64 digits is refused by its length, not converted into a traceback or
-an infinity, and a bad value is quoted at most a few dozen characters long (a one-line
-``ScenarioError``, as every other bad input)."""
+"""Numeric options of the command line, read by the one number parser (``models.numbers``).
+
+A number of more than 64 digits is refused by its length, not converted into a traceback
+or an infinity, and a bad value is quoted at most a few dozen characters long (a one-line
+``ScenarioError``, as every other bad input).
+"""
 
 from __future__ import annotations
 
