@@ -17,7 +17,7 @@ def one_line(error: ValidationError, model: type[BaseModel], prefix: str = "") -
     """Turn the first pydantic error into a ScenarioError naming field, value and rule."""
     first = error.errors(include_url=False)[0]
     path = _field_path(first["loc"])
-    where = ".".join(filter(None, [prefix, path])) or "scenario"
+    where = _cut(".".join(filter(None, [prefix, path])) or "scenario")
     value = first.get("input")
     if first["type"] == "extra_forbidden":
         allowed = ", ".join(_allowed_fields(model, first["loc"][:-1]))
@@ -75,6 +75,11 @@ def _inner_model(annotation: Any) -> Any:
         if found is not None:
             return found
     return None
+
+
+def _cut(text: str, most: int = 80) -> str:
+    """A field's path as a message quotes it: at most ``most`` characters."""
+    return text if len(text) <= most else f"{text[: most - 3]}... ({len(text):,} characters)"
 
 
 def _short(value: Any) -> str:

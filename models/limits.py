@@ -60,6 +60,10 @@ MEMORY = Cap("memory", "LOOPBUDGET_MAX_MEMORY_MB", 2048, "MB", MB)
 TURNS = Cap("simulated turns", "LOOPBUDGET_MAX_TURNS", 1e8, "turns")
 """Most turns one simulation may run (all rollouts and replications): about half an hour."""
 
+SWEEP_TURNS = Cap("sweep's simulated turns", "LOOPBUDGET_MAX_SWEEP_TURNS", 1e10, "turns")
+"""Most turns a DES sweep may simulate over all its points, seeds and transports: about
+55 core-hours, so a sweep of a million points is a decision, not an accident."""
+
 ROLLOUT_TURNS = Cap("rollout length", "LOOPBUDGET_MAX_ROLLOUT_TURNS", 10_000, "turns")
 """Most turns one rollout may have (tool calls + 1), for both engines: the analytic engine
 lays out the longest rollout turn by turn, and the DES draws whole blocks of them."""

@@ -22,8 +22,9 @@ from pydantic import ValidationError
 from models.distributions import KINDS
 from models.errors import ScenarioError, one_line
 from models.limits import INPUT_SIZE
+from models.numbers import MAX_NUMBER_DIGITS, shown
 from models.scenario import Scenario
-from models.text_input import check_nesting, parse_toml, read_text
+from models.text_input import check_text, parse_toml, read_text
 
 _MAX_EXTENDS_DEPTH = 8
 
@@ -107,12 +108,28 @@ def raw_scenario_text(text: str, label: str) -> dict[str, Any]:
 
 
 def load_scenario(source: str, overrides: list[str] | tuple[str, ...] = ()) -> Scenario:
-    """Load a preset name or a TOML path, apply ``PATH=VALUE`` overrides, validate."""
+    """Load a preset name or a TOML path, apply ``PATH=VALUE`` overrides, validate.
+
+    An error in a field the overrides did not set names the file it comes from (an empty
+    file said only "name: missing")."""
     data = raw_scenario(source)
+    paths = []
     for assignment in overrides:
         path, value = parse_assignment(assignment)
         set_path(data, path, value)
-    return validate(data)
+        paths.append(path)
+    try:
+        return validate(data)
+    except ScenarioError as error:
+        message = str(error)
+        if not _is_file(source) or any(_names_path(message, path) for path in paths):
+            raise
+        raise ScenarioError(f"{source}: {message}") from None
+
+
+def _names_path(message: str, path: str) -> bool:
+    """Whether an error ``message`` is about ``path`` or a field inside it."""
+    return message.startswith(path) and message[len(path) : len(path) + 1] in (" ", ".", "[", ":")
 
 
 def with_changes(scenario: Scenario, overrides: list[str] | tuple[str, ...]) -> Scenario:
@@ -132,13 +149,16 @@ def validate(data: dict[str, Any]) -> Scenario:
         raise one_line(error, Scenario) from None
 
 
-def parse_assignment(assignment: str) -> tuple[str, Any]:
-    """Split ``dotted.path=value``; the value is read as a TOML value, else as a string."""
+def parse_assignment(assignment: str, option: str = "--set") -> tuple[str, Any]:
+    """Split ``dotted.path=value`` (given with ``option``); the value is read as a TOML value,
+    else as a string."""
     path, sep, text = assignment.partition("=")
     path = path.strip()
     if not sep or not path:
-        raise ScenarioError(f"--set {assignment!r}: expected PATH=VALUE, e.g. network.rtt_ms=40")
-    check_nesting(text, f"--set {path}")
+        raise ScenarioError(
+            f"{option} {shown(assignment)!r}: expected PATH=VALUE, e.g. network.rtt_ms=40"
+        )
+    check_text(text, f"{option} {shown(path)}")
     try:
         value = tomllib.loads(f"v = {text.strip()}")["v"]
     except tomllib.TOMLDecodeError:
@@ -148,14 +168,20 @@ def parse_assignment(assignment: str) -> tuple[str, Any]:
 
 def set_path(data: dict[str, Any], path: str, value: Any) -> None:
     """Set ``value`` at a dotted path (``workload.tools[0].weight``); no new sections."""
+    if len(path) > MAX_PATH_CHARS:
+        raise ScenarioError(
+            f"--set {shown(path)}: a path of {len(path):,} characters; at most {MAX_PATH_CHARS}"
+        )
     keys = _path_keys(path)
     node: Any = data
     for depth, key in enumerate(keys):
-        where = ".".join(map(str, keys[: depth + 1]))
+        where = shown(".".join(map(str, keys[: depth + 1])))
         last = depth == len(keys) - 1
         if isinstance(node, list):
             if not isinstance(key, int) or not 0 <= key < len(node):
-                raise ScenarioError(f"--set {path}: {where}: index outside 0..{len(node) - 1}")
+                raise ScenarioError(
+                    f"--set {shown(path)}: {where}: index outside 0..{len(node) - 1}"
+                )
             if last:
                 node[key] = value
             else:
@@ -166,10 +192,14 @@ def set_path(data: dict[str, Any], path: str, value: Any) -> None:
             else:
                 node = node.get(key)
         else:
-            raise ScenarioError(f"--set {path}: {where} is not inside a section of the scenario")
+            raise ScenarioError(
+                f"--set {shown(path)}: {where} is not inside a section of the scenario"
+            )
 
 
 _INDEX = re.compile(r"\[(\d+)\]")
+MAX_PATH_CHARS = 200
+"""Longest ``--set`` path (the deepest field's path is under 60 characters)."""
 
 
 @functools.lru_cache(maxsize=1024)
@@ -180,7 +210,8 @@ def _path_keys(path: str) -> tuple[str | int, ...]:
 
 
 def _key(part: str) -> str | int:
-    return int(part) if part.isdigit() else part
+    """A path's part: a list index (a whole number, of sane length) or a field name."""
+    return int(part) if part.isdigit() and len(part) <= MAX_NUMBER_DIGITS else part
 
 
 def _resolve(
@@ -203,7 +234,7 @@ def _resolve(
             raise ScenarioError(f"{source}: [{APPEND}]: needs extends = PRESET_OR_FILE")
         return data
     if not isinstance(parent, str) or not parent:
-        raise ScenarioError(f"extends = {parent!r}: must be a preset name or a file path")
+        raise ScenarioError(f"{source}: extends = {parent!r}: must be a preset name or a file path")
     if base_dir is None:
         if _is_file(parent):
             raise ScenarioError(

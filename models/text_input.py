@@ -1,9 +1,11 @@
 """Reading what a user hands in as text: files, TOML and JSON, refused in one line when bad.
 
 A file must be a regular file no larger than the input cap and UTF-8 text; TOML
-and JSON must nest arrays and tables at most ``MAX_NESTING`` deep.  The depth
-is measured on the text before parsing, because the parsers recurse once per
-level and a few thousand levels exhaust Python's stack.
+and JSON must nest arrays and tables at most ``MAX_NESTING`` deep and hold no
+number of more than ``MAX_NUMBER_DIGITS`` digits.  Both are measured on the
+text before parsing, because the parsers recurse once per level (a few
+thousand levels exhaust Python's stack) and Python refuses to convert an
+integer of more than 4,300 digits.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from models.errors import ScenarioError
 from models.limits import INPUT_SIZE, MAX_NESTING
+from models.numbers import digits_problem, longest_digit_run
 
 _STRUCTURE = re.compile(r"[\"'#\[\]{}]")
 _BASIC_END = re.compile(r'\\.|"', re.DOTALL)
@@ -55,7 +58,7 @@ def decode_utf8(content: bytes, where: str) -> str:
 
 def parse_toml(text: str, where: str) -> dict[str, Any]:
     """A TOML document as a table; too deep or invalid input is a one-line error."""
-    check_nesting(text, where)
+    check_text(text, where)
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -64,31 +67,37 @@ def parse_toml(text: str, where: str) -> dict[str, Any]:
 
 def parse_json(text: str, where: str) -> Any:
     """A JSON document; too deep or invalid input is a one-line error."""
-    check_nesting(text, where)
+    check_text(text, where)
     try:
         return json.loads(text)
     except ValueError as error:
         raise ScenarioError(f"{where}: invalid JSON: {error}") from None
 
 
-def check_nesting(text: str, where: str) -> None:
-    """Refuse text whose arrays and tables nest deeper than ``MAX_NESTING``."""
-    depth = nesting_depth(text)
+def check_text(text: str, where: str) -> None:
+    """Refuse text the parsers cannot take: arrays and tables nested deeper than
+    ``MAX_NESTING``, or a number of more than ``MAX_NUMBER_DIGITS`` digits."""
+    depth, digits = structure(text)
     if depth > MAX_NESTING:
         raise ScenarioError(
             f"{where}: arrays and tables nested {depth} deep; at most {MAX_NESTING} levels"
         )
+    problem = digits_problem(digits)
+    if problem is not None:
+        raise ScenarioError(f"{where}: {problem}")
 
 
-def nesting_depth(text: str) -> int:
-    """Deepest nesting of ``[`` and ``{`` outside strings and comments (TOML or JSON).
+def structure(text: str) -> tuple[int, int]:
+    """Deepest nesting of ``[`` and ``{``, and the longest run of digits, outside strings and
+    comments (TOML or JSON).
 
-    An upper bound for valid input: a parser stops at the first character that
-    does not fit, so what follows an invalid character is never parsed.
+    Upper bounds for valid input: a parser stops at the first character that does not
+    fit, so what follows an invalid character is never parsed.
     """
-    depth = deepest = 0
+    depth = deepest = digits = 0
     position, end = 0, len(text)
     while (found := _STRUCTURE.search(text, position)) is not None:
+        digits = max(digits, longest_digit_run(text[position : found.start()]))
         char, position = found.group(), found.end()
         if char in "[{":
             depth += 1
@@ -108,7 +117,8 @@ def nesting_depth(text: str) -> int:
             pattern = _MULTILINE_BASIC_END if multiline else _BASIC_END
             position += 2 if multiline else 0
             position = _after_basic_string(text, position, pattern)
-    return deepest
+    digits = max(digits, longest_digit_run(text[position:]))
+    return deepest, digits
 
 
 def _after_basic_string(text: str, position: int, pattern: re.Pattern[str]) -> int:

@@ -1,8 +1,9 @@
 """The bad-input corpus (``tests/data/bad/cases.toml``): one line, exit code 2, for every case.
 
-Each case is a command of issue 11 that used to print a traceback, blow up
-memory, lose work or be silently accepted; it now names the field, the value
-and what is allowed, and keeps on stdout what finished before the error.
+Each case is a command that used to print a traceback, blow up memory, lose
+work or be silently accepted; it now names the field, the value and what is
+allowed, and keeps on stdout what finished before the error.  A case that
+must run (``exit = 0``) keeps every file it was given (``files``) as it was.
 """
 
 from __future__ import annotations
@@ -10,23 +11,35 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import resource
 import shutil
+import signal
+import socket
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from app_support import APP, TIMEOUT_S, upload
+from server_cases import TIME_SCALE, Servers, idle_connections, run_http, run_ws
 from streamlit.testing.v1 import AppTest
 from support import CliResult, assert_one_line_error
 
+from models import scenario as scenario_module
+from models.errors import ScenarioError
+from models.hardware import hardware_profiles
+from sim import api
+from sim.cli.app import MAX_LINE_CHARS
 from sim.sweep.execute import run_sweep
 from sim.sweep.lock import writer_lock
-from sim.sweep.manifest import MANIFEST
+from sim.sweep.manifest import MANIFEST, read_manifest
 from sim.sweep.store import read_results
 from sim.sweep.sweepfile import load_sweep
+from sim.testbed import clock
 
 BAD = Path(__file__).parent / "data" / "bad"
 CASES: list[dict[str, Any]] = tomllib.loads((BAD / "cases.toml").read_text())["case"]
@@ -34,21 +47,88 @@ DEEP = "[" * 3000 + "]" * 3000
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def finished(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """A finished results directory of a sweep file of this directory, run once."""
+    made: dict[str, Path] = {}
+
+    def of(name: str) -> Path:
+        if name not in made:
+            made[name] = tmp_path_factory.mktemp("corpus") / Path(name).stem
+            run_sweep(load_sweep(BAD / name), made[name], workers=0)
+        return made[name]
+
+    return of
+
+
+@pytest.fixture(scope="module")
+def results(finished: Callable[[str], Path]) -> Path:
     """A finished results directory of ``sweep-small.toml``."""
-    out = tmp_path_factory.mktemp("corpus") / "small"
-    run_sweep(load_sweep(BAD / "sweep-small.toml"), out, workers=0)
-    return out
+    return finished("sweep-small.toml")
 
 
 def arguments(case: dict[str, Any], tmp: Path, results: Path) -> list[str]:
-    places = {"{bad}": str(BAD), "{tmp}": str(tmp), "{results}": str(results), "{deep}": DEEP}
+    places = {
+        "{bad}": str(BAD),
+        "{tmp}": str(tmp),
+        "{results}": str(results),
+        "{deep}": DEEP,
+        "{digits}": "1" * 4301,
+        "{long_path}": "a" * 100_000,
+    }
     out = []
     for argument in case["args"]:
         for name, value in places.items():
             argument = argument.replace(name, value)
+        if argument.startswith("{points:"):
+            argument = ",".join(str(n) for n in range(1, int(argument[8:-1]) + 1))
         out.append(argument)
     return out
+
+
+def given_files(case: dict[str, Any], tmp: Path) -> dict[Path, bytes]:
+    """Write the case's ``files`` under ``tmp`` (``@NAME`` copies ``NAME`` of this directory)
+    and make its ``fifos`` (named pipes)."""
+    for name in case.get("fifos", []):
+        os.mkfifo(tmp / name)
+    written = {}
+    for name, content in case.get("files", {}).items():
+        path = tmp / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = (BAD / content[1:]).read_bytes() if content.startswith("@") else content.encode()
+        path.write_bytes(data)
+        written[path] = data
+    return written
+
+
+@contextlib.contextmanager
+def file_size_limit(size_bytes: int) -> Iterator[None]:
+    """Writes past ``size_bytes`` fail (EFBIG), as on a full disk, while the command runs."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size_bytes, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
+
+
+def assert_whole(directory: Path) -> None:
+    """Every run (point, seed, transport) of a finished results directory exactly once."""
+    table = read_results(directory)
+    keys = list(zip(*(table[c].to_pylist() for c in ("point", "seed", "transport")), strict=True))
+    assert len(keys) == len(set(keys)) == table.num_rows
+    assert table.num_rows == sum(
+        manifest.part_rows(chunk)
+        for manifest in [read_manifest(directory)]
+        for chunk in range(manifest.chunks)
+    )
+
+
+def assert_ran_cleanly(result: CliResult) -> None:
+    assert result.exit_code == 0, result
+    assert "Traceback" not in result.stderr
+    assert not [line for line in result.stderr.splitlines() if line.startswith("error")]
 
 
 def assert_kept_then_one_error(result: CliResult, case: dict[str, Any]) -> None:
@@ -67,7 +147,7 @@ def assert_kept_then_one_error(result: CliResult, case: dict[str, Any]) -> None:
         assert fragment in lines[-1], (fragment, lines[-1])
 
 
-def damage(setup: str, results: Path, copy: Path) -> None:
+def damage(setup: str, results: Path, copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``copy`` becomes a copy of ``results`` damaged as ``setup`` says."""
     shutil.copytree(results, copy)
     parts, manifest = copy / "parts", copy / MANIFEST
@@ -78,6 +158,16 @@ def damage(setup: str, results: Path, copy: Path) -> None:
         (parts / "part-000000.parquet").write_bytes(whole[: len(whole) // 2])
     elif setup == "part of another chunk":
         shutil.copy(parts / "part-000000.parquet", parts / "part-000001.parquet")
+    elif setup == "a part of 100,000 rows":
+        rows = pq.read_table(parts / "part-000000.parquet")
+        pq.write_table(pa.concat_tables([rows] * 25_000), parts / "part-000001.parquet")
+    elif setup == "hardware profile edited":
+        # models/hardware.toml as a user edits it: the profile the base scenario names
+        profiles = dict(hardware_profiles())
+        profiles["cerebras-class"] = profiles["cerebras-class"].model_copy(
+            update={"overhead_ms": 500.0}
+        )
+        monkeypatch.setattr(scenario_module, "hardware_profiles", lambda: profiles)
     elif setup == "manifest not JSON":
         manifest.write_text("{")
     elif setup == "manifest empty object":
@@ -87,7 +177,9 @@ def damage(setup: str, results: Path, copy: Path) -> None:
 
 
 CLI_CASES = [case for case in CASES if "args" in case]
-DASHBOARD_CASES = [case for case in CASES if "args" not in case]
+SERVER_CASES = [case for case in CASES if "server" in case]
+API_CASES = [case for case in CASES if "api" in case]
+DASHBOARD_CASES = [case for case in CASES if not {"args", "server", "api"} & set(case)]
 
 
 def case_id(case: dict[str, Any]) -> str:
@@ -101,20 +193,39 @@ def test_every_command_of_the_corpus_is_one_line_and_exit_code_2(
     cli: Callable[..., CliResult],
     tmp_path: Path,
     results: Path,
+    finished: Callable[[str], Path],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     for name, value in case.get("env", {}).items():
         monkeypatch.setenv(name, value)
+    files = given_files(case, tmp_path)
+    if "cwd" in case:
+        monkeypatch.chdir(tmp_path / case["cwd"])
     with contextlib.ExitStack() as held:
         if "setup" in case:
-            damage(case["setup"], results, tmp_path / "res")
+            source = finished(case.get("results", "sweep-small.toml"))
+            damage(case["setup"], source, tmp_path / "res", monkeypatch)
         if case.get("setup") == "lock held":
             held.enter_context(writer_lock(tmp_path / "res"))
-        result = cli(*arguments(case, tmp_path, results))
-    if "kept" in case or case.get("progress"):
+        if "file_size" in case:
+            held.enter_context(file_size_limit(case["file_size"]))
+        port = held.enter_context(socket.create_server(("127.0.0.1", 0))).getsockname()[1]
+        result = cli(
+            *(a.replace("{busy_port}", str(port)) for a in arguments(case, tmp_path, results))
+        )
+    if case.get("exit", 2) == 0:
+        assert_ran_cleanly(result)
+        for fragment in case.get("stdout", []):
+            assert fragment in result.stdout, (fragment, result.stdout)
+        if "setup" in case:
+            assert_whole(tmp_path / "res")
+    elif "kept" in case or case.get("progress"):
         assert_kept_then_one_error(result, case)
     else:
         assert_one_line_error(result, *case["error"])
+    assert all(len(line) <= MAX_LINE_CHARS + len("error: ") for line in result.stderr.splitlines())
+    for path, content in files.items():
+        assert path.is_file() and path.read_bytes() == content, f"{path} was not kept"
     assert not (tmp_path / "out").exists(), "a refused sweep leaves no directory behind"
 
 
@@ -123,14 +234,28 @@ def test_every_command_of_the_corpus_is_one_line_and_exit_code_2(
 def test_every_dashboard_case_is_a_message_and_the_page_keeps_its_state(
     case: dict[str, Any], tmp_path: Path, results: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    shutil.copytree(results, tmp_path / "results" / "small")
+    for name, value in case.get("env", {}).items():
+        monkeypatch.setenv(name, value)
+    if "setup" in case:
+        damage(case["setup"], results, tmp_path / "results" / "small", monkeypatch)
+    else:
+        shutil.copytree(results, tmp_path / "results" / "small")
     monkeypatch.chdir(tmp_path)
     app = AppTest.from_file(APP, default_timeout=TIMEOUT_S).run()
     before = app.markdown[0].value
     if "upload" in case:
         upload(app, case["upload"], (BAD / case["upload"]).read_bytes())
     elif "explorer_path" in case:
-        app.text_input(key="sweep:path").input(case["explorer_path"]).run()
+        typed = case["explorer_path"].replace("{long}", "a" * 5000)
+        app.text_input(key="sweep:path").input(typed).run()
+    elif "parquet_upload" in case:
+        app.radio(key="sweep:source").set_value("a Parquet file").run()
+        content = (BAD / case["parquet_upload"]).read_bytes()
+        app.file_uploader(key="sweep:upload").set_value(
+            (case["parquet_upload"], content, "application/octet-stream")
+        ).run()
+    elif "setup" in case:
+        pass  # the explorer opens the damaged directory on page load
     else:
         app.radio(key="sweep:source").set_value("a Parquet file").run()
         empty = io.BytesIO()
@@ -139,12 +264,47 @@ def test_every_dashboard_case_is_a_message_and_the_page_keeps_its_state(
             ("empty.parquet", empty.getvalue(), "application/octet-stream")
         ).run()
     assert not app.exception, [e.message for e in app.exception]
-    [error] = [e.value for e in app.error]
-    for fragment in case["error"]:
-        assert fragment in error, (fragment, error)
+    shown = app.info if "info" in case else app.error
+    [message] = [e.value for e in shown]
+    for fragment in case.get("info", case.get("error", [])):
+        assert fragment in message, (fragment, message)
     assert app.markdown[0].value == before, "the scenario shown before is kept"
 
 
 def test_the_corpus_covers_every_row_of_the_issue_and_the_smaller_cases() -> None:
     rows = {case["row"] for case in CASES}
     assert {str(row) for row in range(1, 17)} | {"smaller", "caps"} <= rows
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[Servers]:
+    running = Servers()
+    yield running
+    running.close()
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("case", SERVER_CASES, ids=map(case_id, SERVER_CASES))
+def test_every_server_case_is_the_services_error_shape_and_the_server_goes_on(
+    case: dict[str, Any], servers: Servers
+) -> None:
+    base_url = servers.url(case.get("limits", {}), case.get("time_scale", TIME_SCALE))
+    with idle_connections(base_url, case.get("idle", 0)):
+        if case["server"] == "http":
+            run_http(case, base_url)
+        else:
+            clock.run(lambda: run_ws(case, base_url))
+    # the server answers a valid request afterwards, on a new connection
+    run_http({"requests": [{"body": "{valid}", "status": 200}]}, base_url)
+
+
+@pytest.mark.parametrize("case", API_CASES, ids=map(case_id, API_CASES))
+def test_every_api_case_raises_the_command_lines_error_in_one_line(case: dict[str, Any]) -> None:
+    """The Python API raises ``ScenarioError`` (what the command line prints), nothing else."""
+    call = case["api"].replace("{digits}", "1" * 4301).replace("{bad}", str(BAD))
+    with pytest.raises(ScenarioError) as raised:
+        eval(call, {"api": api, "Path": Path})
+    message = str(raised.value)
+    assert "\n" not in message and len(message) <= 300, message
+    for fragment in case["error"]:
+        assert fragment in message, (fragment, message)

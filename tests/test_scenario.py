@@ -56,6 +56,7 @@ UNITLESS = frozenset(
         *("weight", "kind", "residency", "eviction", "http_routing", "ws_routing"),
         "tool_starts_on_call_item",
         "reuse_across_rollouts",
+        "prefix_reuse_needs_state",
     }
 )
 """Fields without a unit: labels, flags, the seed, a tool list, relative weights and

@@ -119,7 +119,7 @@ def test_each_hue_is_a_line_through_its_rows_and_the_mark_reads_the_line(results
     expected = []
     for calls in (5, 20, 40):
         value = np.interp(math.log(1000.0), np.log(xs), curves[calls])
-        expected.append((f"1,000: {value:.0%}", (1000.0, pytest.approx(value, rel=1e-12))))
+        expected.append((f"1,000: {value:.1%}", (1000.0, pytest.approx(value, rel=1e-12))))
     assert [(t.get_text(), t.xy) for t in ax.texts] == expected
 
 

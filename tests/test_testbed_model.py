@@ -51,7 +51,7 @@ def test_units_in_names_say_how_a_field_scales() -> None:
     assert factor_of("decode_tps", 0.5) == 2.0
     assert factor_of("ws_drops_per_hour", 0.5) == 2.0
     assert factor_of("bytes_per_token", 0.5) == 1.0
-    with pytest.raises(ValueError, match="time_scale"):
+    with pytest.raises(ValueError, match=r"--time-scale = 0\.0: must be"):
         scale_time(scenario("codex-spark"), 0.0)
 
 

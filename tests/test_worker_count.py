@@ -7,12 +7,11 @@ bound on ``--workers`` is taken over that one core.
 from __future__ import annotations
 
 import os
-from types import ModuleType
 
 import pytest
 
 from models.errors import ScenarioError
-from sim.sweep import cluster, workers
+from sim.analysis import workers_need
 
 
 @pytest.fixture
@@ -21,14 +20,15 @@ def unknown_cores(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "cpu_count", lambda: None)
 
 
-@pytest.mark.parametrize("module", [cluster, workers], ids=["sweep", "replications"])
 @pytest.mark.usefixtures("unknown_cores")
-def test_an_unknown_core_count_gives_one_worker(module: ModuleType) -> None:
-    assert module.default_workers() == 1
+def test_an_unknown_core_count_gives_one_worker() -> None:
+    assert workers_need.usable_cores() == 1
+    assert workers_need.fitting_workers(0.0) == 1
 
 
 @pytest.mark.usefixtures("unknown_cores")
 def test_the_workers_bound_holds_when_the_core_count_is_unknown() -> None:
-    cluster.check_workers(cluster.MAX_WORKERS_PER_CORE)
+    most = workers_need.MAX_WORKERS_PER_CORE
+    workers_need.check_workers("--workers", most, 0.0)
     with pytest.raises(ScenarioError, match=r"--workers = 5: at most 4 \(4 per core, 1 cores\)"):
-        cluster.check_workers(cluster.MAX_WORKERS_PER_CORE + 1)
+        workers_need.check_workers("--workers", most + 1, 0.0)

@@ -16,11 +16,11 @@ import textwrap
 from pathlib import Path
 
 from docs.scripts.markdown import Quote, show, table
-from models.limits import INPUT_SIZE, MAX_NESTING, MEMORY, ROLLOUT_TURNS, TURNS, Cap
+from models.limits import INPUT_SIZE, MAX_NESTING, MEMORY, ROLLOUT_TURNS, SWEEP_TURNS, TURNS, Cap
 from sim.analysis import estimates
+from sim.analysis.workers_need import MAX_WORKERS_PER_CORE
 from sim.des.streams import BLOCK_ROLLOUTS
 from sim.sweep.axes import MAX_RUNS
-from sim.sweep.cluster import MAX_WORKERS_PER_CORE
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "docs/errors.md"
@@ -33,6 +33,7 @@ COMPARED = {
     MEMORY: "estimated peak memory of one run",
     TURNS: "turns one simulation runs, all rollouts and replications (about half an hour)",
     ROLLOUT_TURNS: "turns of the longest rollout the tool-call distribution allows",
+    SWEEP_TURNS: "turns a DES sweep simulates over all its points, seeds and transports",
 }
 
 

@@ -69,6 +69,11 @@ class Need:
     turns_per_s: float = DES_TURNS_PER_S
     window_rollouts: float = math.inf
     """Rollouts expected to start in a fleet replication's measured window."""
+    worker_bytes: float | None = None
+    """What one worker holds while it runs its share (a fleet: one replication); None: the
+    whole memory estimate."""
+    fewer: str = "fewer rollouts, agents or turns"
+    """What to ask for less of when the memory is over its cap."""
 
 
 def check(need: Need) -> None:
@@ -86,8 +91,8 @@ def check(need: Need) -> None:
             need,
             MEMORY,
             need.memory_bytes,
-            f"about {_bytes(need.memory_bytes)} of memory ({need.memory_basis})",
-            "fewer rollouts, agents or turns",
+            f"about {show_bytes(need.memory_bytes)} of memory ({need.memory_basis})",
+            need.fewer,
         )
     if need.turns > TURNS.limit():
         minutes = need.turns / need.turns_per_s / 60
@@ -109,14 +114,17 @@ def check_run(
     rollouts: int,
     traced: bool = False,
     runs: int = 1,
-) -> None:
-    """``check`` the estimate of one run (``runs`` of them held at once, as compare does)."""
+) -> Need:
+    """``check`` the estimate of one run (``runs`` of them held at once, as compare does);
+    the estimate."""
     if analytic:
-        check(analytic_need(what, scenario))
+        need = analytic_need(what, scenario)
     elif scenario.on_fleet:
-        check_fleet(what, scenario, transport)
+        return check_fleet(what, scenario, transport)
     else:
-        check(single_agent_need(what, scenario, rollouts, traced, runs))
+        need = single_agent_need(what, scenario, rollouts, traced, runs)
+    check(need)
+    return need
 
 
 def check_rollout_length(what: str, scenario: Scenario) -> None:
@@ -124,8 +132,9 @@ def check_rollout_length(what: str, scenario: Scenario) -> None:
     check(Need(what, 0.0, "", 0.0, "", longest_rollout_turns(scenario)))
 
 
-def check_fleet(what: str, scenario: Scenario, transport: Transport) -> None:
-    """``check`` a fleet's estimate, and refuse a measured window too short to measure."""
+def check_fleet(what: str, scenario: Scenario, transport: Transport) -> Need:
+    """``check`` a fleet's estimate, and refuse a measured window too short to measure; the
+    estimate."""
     need = fleet_need(what, scenario, transport)
     check(need)
     load = scenario.load
@@ -135,6 +144,7 @@ def check_fleet(what: str, scenario: Scenario, transport: Transport) -> None:
             f"{load.duration_s:g} s measured window (load.duration_s) of a replication; at "
             "least 1 is needed: raise the load or load.duration_s"
         )
+    return need
 
 
 def longest_rollout_turns(scenario: Scenario) -> int:
@@ -161,7 +171,8 @@ def single_agent_need(
         + runs * rollouts * RECORD_BYTES_PER_ROLLOUT
         + kept_turns * per_turn
     )
-    basis = f"{runs * rollouts:,} rollouts x {mean:,.1f} turns"
+    runs_of = f"{runs} runs x " if runs > 1 else ""
+    basis = f"{runs_of}{rollouts:,} rollouts x {mean:,.1f} turns"
     if traced:
         basis += f", traced at {TRACE_BYTES_PER_TURN:,} bytes per turn"
     return Need(what, memory, basis, kept_turns, basis, longest)
@@ -192,11 +203,11 @@ def fleet_need(what: str, scenario: Scenario, transport: Transport) -> Need:
         who = f"{load.rollouts_per_s:,.6g} rollouts/s"
     rollouts = load.replications * per_replication
     refusals = _refusals(scenario, e, window_s) if load.kind == "closed" else 0.0
-    memory = (
-        (in_flight + BLOCK_ROLLOUTS) * mean * BLOCK_BYTES_PER_TURN
-        + in_flight * IN_FLIGHT_BYTES
-        + rollouts * (RECORD_BYTES_PER_ROLLOUT + mean * RECORD_BYTES_PER_TURN)
-    )
+    working = (
+        in_flight + BLOCK_ROLLOUTS
+    ) * mean * BLOCK_BYTES_PER_TURN + in_flight * IN_FLIGHT_BYTES
+    per_rollout = RECORD_BYTES_PER_ROLLOUT + mean * RECORD_BYTES_PER_TURN
+    memory = working + rollouts * per_rollout
     memory_basis = f"{who}: {in_flight:,.0f} rollouts under way x {mean:,.1f} turns"
     turns_basis = (
         f"{who}, {load.replications} replications of {window_s:,.6g} s: "
@@ -216,6 +227,7 @@ def fleet_need(what: str, scenario: Scenario, transport: Transport) -> Need:
         longest,
         FLEET_TURNS_PER_S,
         in_window,
+        worker_bytes=working + per_replication * per_rollout,
     )
 
 
@@ -252,10 +264,10 @@ def _refuse(need: Need, cap: Cap, needed: float, estimate: str, fewer: str) -> N
 
 
 def _amount(cap: Cap, value: float) -> str:
-    return _bytes(value) if cap is MEMORY else f"{value:,.0f} {cap.unit}"
+    return show_bytes(value) if cap is MEMORY else f"{value:,.0f} {cap.unit}"
 
 
-def _bytes(value: float) -> str:
+def show_bytes(value: float) -> str:
     for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if value >= size:
             return f"{value / size:,.1f} {unit}"

@@ -31,6 +31,16 @@ from sim.analysis.results import Comparison, FleetResult, RunResult, UnmeasuredP
 from sim.analysis.run import Run, Spec, execute, parse_engine, parse_spec
 from sim.analysis.summary import compare as compare_runs
 from sim.analysis.summary import summarize
+from sim.api.arguments import (
+    overrides_of,
+    path_of,
+    rollouts_of,
+    seed_of,
+    slos_of,
+    target_of,
+    text_or_none,
+    whole,
+)
 from sim.api.overrides import Overrides, assignments
 from sim.capacity.estimate import SloEstimate
 from sim.capacity.objectives import CapacityResult, Slo, parse_slo
@@ -72,7 +82,11 @@ def scenario(
     ``overrides`` maps paths to values (``{"workload.tools[3].weight": 0.3}``) or is a
     list of ``"PATH=VALUE"`` strings, exactly like ``--set``.
     """
-    changes = [*assignments(overrides), *([f"seed={seed}"] if seed is not None else [])]
+    source, seed = target_of(source), seed_of(seed)
+    changes = [
+        *assignments(overrides_of(overrides)),
+        *([f"seed={seed}"] if seed is not None else []),
+    ]
     if isinstance(source, Scenario):
         return with_changes(source, changes)
     return load_scenario(parse_spec(source).source, changes)
@@ -103,6 +117,8 @@ def compare(
     seed: int | None = None,
 ) -> Comparison:
     """b against baseline a on the same workload draws, as ``loopbudget compare A B``."""
+    if not isinstance(transports, tuple | list) or len(transports) != 2:
+        raise ScenarioError(f"transports = {transports!r}: expected a pair, e.g. ('http', 'ws')")
     runs = [
         _execute(target, transport, engine, rollouts, overrides, seed)
         for target, transport in zip((a, b), transports, strict=True)
@@ -153,9 +169,8 @@ def load_curve(
     """The fleet at closed populations (``agents``) or open arrival rates (``rates``, per
     second), from the analytic queueing network or, with ``engine="des"``, simulated."""
     spec, base = _target(target, transport, overrides, seed)
-    results = shared_load_curve(
-        spec.text, base, spec.transport, parse_engine(engine), agents, rates
-    )
+    chosen = parse_engine(text_or_none("engine", engine) or "")
+    results = shared_load_curve(spec.text, base, spec.transport, chosen, agents, rates)
     recorded = tuple(assignments(overrides))
     return LoadCurve([replace(result, overrides=recorded) for result in results])
 
@@ -172,7 +187,7 @@ def capacity(
     """The largest fleet meeting every SLO (``{"ttft_p95_s": 1.0}``): the analytic estimate
     checked by DES probes near it, as ``loopbudget capacity`` does (a minute or so)."""
     spec, base = _target(target, transport, overrides, seed)
-    return search(base, spec.transport, _slos(slos), max_agents)
+    return search(base, spec.transport, _slos(slos), whole("max_agents", max_agents, 1))
 
 
 def capacity_estimate(
@@ -186,7 +201,8 @@ def capacity_estimate(
 ) -> int:
     """The analytic model's capacity at the SLOs, before any fleet simulation (seconds)."""
     spec, base = _target(target, transport, overrides, seed)
-    return SloEstimate(base, spec.transport).capacity(_slos(slos), max_agents)
+    most = whole("max_agents", max_agents, 1)
+    return SloEstimate(base, spec.transport).capacity(_slos(slos), most)
 
 
 def sweep(
@@ -196,15 +212,19 @@ def sweep(
     from sim.sweep.execute import run_sweep
     from sim.sweep.sweepfile import load_sweep
 
-    run_sweep(load_sweep(file), Path(out), workers, resume=resume, show_progress=False)
-    return read_sweep(out)
+    source, directory = path_of("file", file), path_of("out", out)
+    count = None if workers is None else whole("workers", workers, 0)
+    if not isinstance(resume, bool):
+        raise ScenarioError(f"resume = {resume!r}: expected True or False")
+    run_sweep(load_sweep(source), directory, count, resume=resume, show_progress=False)
+    return read_sweep(directory)
 
 
 def read_sweep(directory: str | Path) -> pd.DataFrame:
     """The rows of a results directory, in point, transport and seed order."""
     from sim.sweep.store import read_results
 
-    table: pd.DataFrame = read_results(directory).to_pandas()
+    table: pd.DataFrame = read_results(path_of("directory", directory)).to_pandas()
     return table
 
 
@@ -212,6 +232,9 @@ def budget(*results: RunResult[Any]) -> pd.DataFrame:
     """Seconds per rollout of each stage (rows, in turn order), one column per result."""
     import pandas as pd
 
+    for result in results:
+        if not isinstance(result, RunResult):
+            raise ScenarioError(f"budget: {type(result).__name__} is not a RunResult")
     columns = {r.spec: [r.budget_s[stage] for stage in STAGES] for r in results}
     return pd.DataFrame(columns, index=pd.Index([s.value for s in STAGES], name="stage"))
 
@@ -220,6 +243,7 @@ def _target(
     target: Target, transport: str | None, overrides: Overrides, seed: int | None
 ) -> tuple[Spec, Scenario]:
     """The spec (its transport: ``transport``, else the spec's, else http) and scenario."""
+    target, transport = target_of(target), text_or_none("transport", transport)
     if isinstance(target, Scenario):
         spec = parse_spec(f"{target.name}:{transport or Transport.HTTP.value}")
     else:
@@ -239,11 +263,11 @@ def _execute(
     keep_turns: bool = False,
 ) -> Run:
     spec, loaded = _target(target, transport, overrides, seed)
+    chosen = parse_engine(text_or_none("engine", engine) or "")
+    count = rollouts_of(rollouts, chosen.value if not loaded.on_fleet else "fleet")
     recorded = tuple(assignments(overrides))
-    return execute(spec, loaded, parse_engine(engine), rollouts, keep_turns, overrides=recorded)
+    return execute(spec, loaded, chosen, count, keep_turns, overrides=recorded)
 
 
 def _slos(slos: dict[str, float]) -> list[Slo]:
-    if not slos:
-        raise ScenarioError("slos: give at least one, e.g. {'ttft_p95_s': 1.0}")
-    return [parse_slo(f"{metric}={limit}") for metric, limit in slos.items()]
+    return [parse_slo(f"{metric}={limit}") for metric, limit in slos_of(slos).items()]

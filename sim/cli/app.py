@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 
 import click
 
+from sim.cli.numbers import INT
+
 USAGE_ERROR = 2
 
 
@@ -116,13 +118,13 @@ def run_options(command: Decorated) -> Decorated:
             click.option(
                 "--rollouts",
                 "-n",
-                type=int,
+                type=INT,
                 default=500,
                 show_default=True,
                 help="rollouts to simulate",
             ),
             click.option(
-                "--seed", type=int, default=None, help="root seed (default: the scenario's)"
+                "--seed", type=INT, default=None, help="root seed (default: the scenario's)"
             ),
             click.option(
                 "--set",
@@ -290,6 +292,19 @@ def compare(
     _write_otel(otel, {"a": a, "b": b})
 
 
+MAX_LINE_CHARS = 1_000
+"""Longest error line printed: longer ones keep their start and their end."""
+
+
+def fitted(message: str) -> str:
+    """``message`` on one line of at most ``MAX_LINE_CHARS`` characters (the quoted input is
+    cut where messages quote it; this is the last guard)."""
+    line = " ".join(message.split())
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return f"{line[: MAX_LINE_CHARS - 205]} ... {line[-200:]}"
+
+
 def main() -> None:
     """Entry point: run the app, turning bad input into one line and exit code 2."""
     from models.errors import ScenarioError
@@ -297,7 +312,7 @@ def main() -> None:
     try:
         app.main(standalone_mode=False)
     except ScenarioError as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {fitted(str(error))}", err=True)
         sys.exit(USAGE_ERROR)
     except click.exceptions.NoArgsIsHelpError as error:
         click.echo(error.ctx.get_help() if error.ctx else error.format_message())

@@ -18,6 +18,7 @@ from sim.analysis.run import parse_spec
 from sim.capacity.objectives import CapacityResult, Evaluation, parse_slo
 from sim.capacity.search import SearchProgress, search_all
 from sim.cli.load import workers_options
+from sim.cli.numbers import INT
 from sim.cli.output import json_text
 from sim.cli.progress import quiet_option
 from sim.report.progress import progress_bar, replication_progress
@@ -37,8 +38,8 @@ TRANSPORTS = (Transport.HTTP, Transport.WS)
     metavar="METRIC=SECONDS",
     help="e.g. ttft_p95_s=1.0; repeatable",
 )
-@click.option("--max-agents", type=int, default=100_000, show_default=True)
-@click.option("--seed", type=int, default=None, help="root seed (default: the scenario's)")
+@click.option("--max-agents", type=INT, default=100_000, show_default=True)
+@click.option("--seed", type=INT, default=None, help="root seed (default: the scenario's)")
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
 @workers_options
 @quiet_option
@@ -58,7 +59,13 @@ def capacity(
     objectives = [parse_slo(text) for text in slos]
     if max_agents < 1:
         raise ScenarioError(f"--max-agents = {max_agents}: must be an integer >= 1")
-    scenario = load_scenario_of(parse_spec(spec), sets, seed)
+    parsed = parse_spec(spec)
+    if parsed.text != parsed.source:
+        raise ScenarioError(
+            f"capacity {spec}: the spec names a transport ({parsed.transport.value}), but "
+            f"capacity searches http and ws both; give {parsed.source}"
+        )
+    scenario = load_scenario_of(parsed, sets, seed)
     probes: list[tuple[Transport, Evaluation]] = []
     columns = (
         TextColumn("{task.description}"),

@@ -12,6 +12,7 @@ from models.errors import ScenarioError
 from sim.analysis.metrics import Metric
 from sim.analysis.run import Engine, Spec, execute
 from sim.analysis.summary import compare
+from sim.cli.numbers import FLOAT, INT
 from sim.cli.output import check_writable, json_text, write_output
 from sim.cli.traces import read_traces
 from sim.traces import DEFAULT_PRESET
@@ -35,12 +36,12 @@ ANSWER_ROLLOUTS = 500
 )
 @click.option(
     "--holdout",
-    type=float,
+    type=FLOAT,
     default=0.0,
     show_default=True,
     help="share of rollouts held out to validate on (e.g. 0.3)",
 )
-@click.option("--seed", type=int, default=1, show_default=True, help="seed of the split")
+@click.option("--seed", type=INT, default=1, show_default=True, help="seed of the split")
 @click.option(
     "--report",
     type=click.Path(file_okay=False, path_type=Path),

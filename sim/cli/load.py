@@ -14,13 +14,16 @@ from rich.table import Table
 
 from models.scenario import Scenario
 from models.stages import POOLS, Stage
+from sim.analysis.estimates import fleet_need
 from sim.analysis.fleet_summary import load_point
 from sim.analysis.load_curve import load_curve
-from sim.analysis.load_points import parse_points
+from sim.analysis.load_points import load_scenarios, parse_points
 from sim.analysis.metrics import Metric
 from sim.analysis.results import FleetResult, UnmeasuredPoint
 from sim.analysis.run import Engine, parse_engine, parse_spec
 from sim.analysis.run import load as load_scenario_of
+from sim.analysis.workers_need import worker_share
+from sim.cli.numbers import INT
 from sim.cli.output import json_text
 from sim.cli.progress import quiet_option
 from sim.report.numbers import readable
@@ -44,7 +47,7 @@ def workers_options(command: F) -> F:
     )(command)
     return click.option(
         "--workers",
-        type=int,
+        type=INT,
         default=None,
         help="local worker processes for replications (default: one per core; 1: this process)",
     )(command)
@@ -60,7 +63,7 @@ def workers_options(command: F) -> F:
     show_default=True,
     help="des (simulation) or analytic (queueing network, instant)",
 )
-@click.option("--seed", type=int, default=None, help="root seed (default: the scenario's)")
+@click.option("--seed", type=INT, default=None, help="root seed (default: the scenario's)")
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
 @workers_options
 @quiet_option
@@ -134,10 +137,13 @@ def _simulate(
     results: list[FleetResult],
 ) -> None:
     """Every load point's replications, in parallel, with progress that moves with their
-    simulated time; each finished point is appended to ``results`` at once."""
+    simulated time; each finished point is appended to ``results`` at once.  The local
+    workers are estimated first, each holding the largest point's replication."""
     replications = scenario.load.replications
     total = replications * len(agents if agents is not None else rates or [])
-    with replication_workers(*where) as pool, progress_bar(quiet) as bar:
+    points = load_scenarios(scenario, agents, rates)
+    share = worker_share([fleet_need(spec, point, transport) for point in points])
+    with replication_workers(*where, share) as pool, progress_bar(quiet) as bar:
         task = bar.add_task(f"{spec}: replications", total=total)
         with replication_progress(bar, task) as at_least:
 

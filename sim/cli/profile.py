@@ -16,6 +16,7 @@ from rich.table import Table
 
 from models.errors import ScenarioError
 from sim.analysis.run import load, parse_spec
+from sim.cli.numbers import INT
 
 DEFAULT_SPEC = "docs/testbed-real.toml"
 
@@ -25,7 +26,7 @@ DEFAULT_SPEC = "docs/testbed-real.toml"
 @click.option(
     "--out", type=click.Path(path_type=Path), required=True, help="the profile TOML to write"
 )
-@click.option("--threads", type=int, default=1, show_default=True, help="llama.cpp threads")
+@click.option("--threads", type=INT, default=1, show_default=True, help="llama.cpp threads")
 @click.option("--quick", is_flag=True, help="a smaller grid (about a minute)")
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
 def profile(spec: str, out: Path, threads: int, quick: bool, sets: tuple[str, ...]) -> None:

@@ -7,19 +7,12 @@ command, so the rest of the command line starts without them.
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import click
 
-from models.errors import ScenarioError
+from sim.cli.endpoints import check_base_url, check_port
+from sim.cli.numbers import INT
 from sim.cli.output import check_writable
-
-
-def _upstream(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ScenarioError(f"--upstream = {url!r}: must be an http:// or https:// base URL")
-    return url
 
 
 @click.command()
@@ -28,7 +21,7 @@ def _upstream(url: str) -> str:
     required=True,
     help="the API's base URL, e.g. https://api.openai.com/v1",
 )
-@click.option("--port", type=int, default=0, show_default=True, help="0: a free port")
+@click.option("--port", type=INT, default=0, show_default=True, help="0: a free port")
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -50,9 +43,8 @@ def record(upstream: str, port: int, out: Path, keep_content: bool) -> None:
     """
     from sim.record.service import run
 
-    _upstream(upstream)
-    if not 0 <= port <= 65535:
-        raise ScenarioError(f"--port = {port}: must be 0 (a free port) or 1-65535")
+    check_base_url(upstream, "--upstream")
+    check_port(port)
     check_writable(out, "--out")
 
     def ready(base_url: str) -> None:

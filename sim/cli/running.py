@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 import numpy as np
+from click.core import ParameterSource
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
@@ -15,7 +16,7 @@ from models.errors import ScenarioError
 from models.scenario import Scenario
 from sim.analysis.estimates import check_run
 from sim.analysis.run import Engine, Run, Spec, execute, load, parse_engine, parse_spec
-from sim.cli.output import check_writable, write_output
+from sim.cli.output import check_distinct, check_writable, write_output
 
 MIN_ROLLOUTS = 2
 """Fewest rollouts of a simulation: a confidence interval needs two."""
@@ -44,25 +45,39 @@ def prepare(
             )
     if rollouts < 1:
         raise ScenarioError(f"--rollouts = {rollouts}: must be an integer >= 1")
+    if scenario.on_fleet and _given("rollouts"):
+        raise ScenarioError(
+            f"--rollouts = {rollouts}: {spec_text} runs on the fleet engine, whose rollouts "
+            "are those its agents start in the window (load.agents, load.duration_s); leave "
+            "--rollouts out"
+        )
     if engine is Engine.DES and not scenario.on_fleet and rollouts < MIN_ROLLOUTS:
         raise ScenarioError(
             f"--rollouts = {rollouts}: the simulation needs at least {MIN_ROLLOUTS} rollouts "
             "for a 95% CI; use --engine analytic for expected values alone"
         )
-    if trace is not None:
-        check_writable(trace, "--trace")
-    if otel is not None:
-        check_writable(otel, "--otel")
+    outputs = [("--trace", trace), ("--otel", otel)]
     if out is not None:
         # Writers (pyarrow) and exporters (OpenTelemetry) load only when a file is asked for.
         from sim.report.export import output_paths
 
-        for path in output_paths(out).values():
-            check_writable(path, "--out")
+        outputs += [("--out", path) for path in dict.fromkeys(output_paths(out).values())]
+    for option, path in outputs:
+        if path is not None:
+            check_writable(path, option)
+    check_distinct([(option, path) for option, path in outputs if path is not None])
     keep_turns = trace is not None or out is not None or otel is not None
     analytic = engine is Engine.ANALYTIC
     check_run(spec.text, scenario, spec.transport, analytic, rollouts, keep_turns, runs)
     return spec, scenario, engine, keep_turns
+
+
+def _given(parameter: str) -> bool:
+    """Whether the command line gave ``parameter`` (not its default)."""
+    context = click.get_current_context(silent=True)
+    return context is not None and (
+        context.get_parameter_source(parameter) is ParameterSource.COMMANDLINE
+    )
 
 
 def execute_run(

@@ -18,6 +18,9 @@ from models.errors import ScenarioError
 from models.loading import parse_assignment, validate
 from sim.analysis.estimates import check_run
 from sim.analysis.run import Engine
+from sim.analysis.workers_need import worker_share
+from sim.cli.numbers import FLOAT, INT
+from sim.cli.output import check_writable, write_output
 from sim.cli.progress import quiet_option
 
 FAILED_POINTS = 1
@@ -34,7 +37,7 @@ FAILED_POINTS = 1
 )
 @click.option(
     "--workers",
-    type=int,
+    type=INT,
     default=None,
     help="local Dask worker processes; 0 runs in this process (default: 0 for an analytic "
     "sweep, one per core for a DES sweep)",
@@ -58,7 +61,6 @@ def sweep(
 
     if workers is not None and scheduler is not None:
         raise ScenarioError("--workers and --scheduler: give one of them, not both")
-    check_workers(workers)
     loaded = load_sweep(file)
     if workers is None and scheduler is None:
         workers = default_sweep_workers(loaded)
@@ -71,8 +73,11 @@ def sweep(
         check_address(scheduler)
     base = validate(loaded.base_raw)
     analytic = loaded.file.engine is Engine.ANALYTIC
-    for transport in loaded.file.transports:
+    needs = [
         check_run(f"{file}: the base point", base, transport, analytic, loaded.file.rollouts)
+        for transport in loaded.file.transports
+    ]
+    check_workers(workers, worker_share(needs))
     outcome = run_sweep(loaded, out, workers, scheduler, resume, show_progress=not quiet)
     unit = "points" if len(loaded.seeds) == 1 else "points x seeds"
     shape = (
@@ -123,8 +128,8 @@ def sweep(
 @click.option(
     "--where", "wheres", multiple=True, metavar="PATH=VALUE", help="keep rows with this value"
 )
-@click.option("--mark", "marks", multiple=True, type=float, help="mark and annotate x = VALUE")
-@click.option("--contour", "contours", multiple=True, type=float, help="heat map contour level")
+@click.option("--mark", "marks", multiple=True, type=FLOAT, help="mark and annotate x = VALUE")
+@click.option("--contour", "contours", multiple=True, type=FLOAT, help="heat map contour level")
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -144,7 +149,7 @@ def plot(
 ) -> None:
     """Plot sweep results from DIRECTORY as PNG and SVG."""
     from sim.sweep.labels import default_metric
-    from sim.sweep.plots import heat_map, line_plot, save, tornado
+    from sim.sweep.plots import figure_paths, heat_map, line_plot, save, tornado
     from sim.sweep.results_table import Results
 
     for option, values in (("--mark", marks), ("--contour", contours)):
@@ -166,14 +171,17 @@ def plot(
         figure = heat_map(results, x, hue, metric, where, transports, contours)
     name = "-".join(filter(None, [kind, metric, x, hue]))
     base = directory / re.sub(r"[^A-Za-z0-9_-]+", "_", name) if out is None else _strip(out)
-    for path in save(figure, base):
+    for path in figure_paths(base):
+        if path.parent.is_dir():
+            check_writable(path, "--out")
+    for path in write_output(base, "--out", lambda target: save(figure, target)):
         click.echo(str(path))
 
 
 def _where(text: str) -> tuple[str, object]:
     if "=" not in text:
         raise ScenarioError(f"--where {text!r}: expected PATH=VALUE, e.g. network.rtt_ms=30")
-    return parse_assignment(text)
+    return parse_assignment(text, "--where")
 
 
 def _strip(path: Path) -> Path:

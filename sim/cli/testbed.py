@@ -17,6 +17,8 @@ from rich.console import Console
 
 from models.errors import ScenarioError
 from sim.analysis.run import load, parse_spec
+from sim.cli.endpoints import check_answers, check_api_key, check_base_url, check_port
+from sim.cli.numbers import FLOAT, INT
 from sim.cli.output import check_writable
 from sim.cli.progress import quiet_option
 from sim.cli.testbed_table import MachineLoad, cores, load_average, print_result
@@ -64,11 +66,11 @@ def _scenario(spec_text: str, sets: tuple[str, ...], seed: int | None, agents: i
 
 @testbed.command("run")
 @click.argument("spec")
-@click.option("--rollouts", "-n", type=int, default=DEFAULT_ROLLOUTS, show_default=True)
-@click.option("--agents", type=int, default=None, help="a fleet of K agents (default: the spec's)")
+@click.option("--rollouts", "-n", type=INT, default=DEFAULT_ROLLOUTS, show_default=True)
+@click.option("--agents", type=INT, default=None, help="a fleet of K agents (default: the spec's)")
 @click.option(
     "--time-scale",
-    type=float,
+    type=FLOAT,
     default=None,
     help="wall seconds per scenario second (default 0.1; 2 for a fleet)",
 )
@@ -76,7 +78,7 @@ def _scenario(spec_text: str, sets: tuple[str, ...], seed: int | None, agents: i
 @click.option("--api-key", default=None, help="bearer token (default: the emulator's)")
 @click.option(
     "--max-turns",
-    type=int,
+    type=INT,
     default=None,
     help="requests a rollout may make before the driver stops it (default 256)",
 )
@@ -87,7 +89,7 @@ def _scenario(spec_text: str, sets: tuple[str, ...], seed: int | None, agents: i
     show_default=True,
     help="scenario: its round trip on a netem link where allowed, else an emulated one",
 )
-@click.option("--seed", type=int, default=None, help="root seed (default: the scenario's)")
+@click.option("--seed", type=INT, default=None, help="root seed (default: the scenario's)")
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
 @click.option(
     "--otel",
@@ -140,6 +142,8 @@ def run(
 
     if rollouts < 1:
         raise ScenarioError(f"--rollouts = {rollouts}: must be an integer >= 1")
+    if base_url is not None:
+        check_base_url(base_url, "--base-url")
     if max_turns is not None and max_turns < 1:
         raise ScenarioError(f"--max-turns = {max_turns}: must be an integer >= 1")
     if otel is not None:
@@ -166,12 +170,14 @@ def run(
             else (DEFAULT_FLEET_TIME_SCALE if fleet else DEFAULT_TIME_SCALE)
         ),
         base_url=base_url,
-        api_key=api_key or DEFAULT_API_KEY,
+        api_key=check_api_key(api_key) or DEFAULT_API_KEY,
         engine=engine,
         turn_limit=max_turns or DEFAULT_TURN_LIMIT,
         network=network,
         otel=otel,
     )
+    if base_url is not None:
+        check_answers(base_url, "--base-url")
     total = None if fleet else rollouts * len(transports)
     start_load = load_average()
     result = _with_progress(spec, total, lambda advance: run_testbed(request, advance), quiet)
@@ -202,12 +208,12 @@ def _with_progress(label: str, total: int | None, work: Any, quiet: bool) -> Any
 
 @testbed.command()
 @click.argument("spec")
-@click.option("--port", type=int, default=0, show_default=True, help="0: a free port")
-@click.option("--time-scale", type=float, default=1.0, show_default=True)
+@click.option("--port", type=INT, default=0, show_default=True, help="0: a free port")
+@click.option("--time-scale", type=FLOAT, default=1.0, show_default=True)
 @click.option("--api-key", default=None, help="bearer token clients must send")
 @click.option(
     "--rtt-ms",
-    type=float,
+    type=FLOAT,
     default=0.0,
     show_default=True,
     help="round trip added by an emulated link in front of the API (scenario ms)",
@@ -226,11 +232,12 @@ def serve(
     from sim.testbed.server import DEFAULT_API_KEY, HOST, ServerSettings, serve
     from sim.testbed.timescale import scale_time
 
+    check_port(port)
     _, scenario = _scenario(spec, sets, None, None)
     scaled = scale_time(scenario, _time_scale(time_scale))
     if not 0 <= rtt_ms <= 5000:
         raise ScenarioError(f"--rtt-ms = {rtt_ms:g}: must be between 0 and 5000")
-    key = api_key or DEFAULT_API_KEY
+    key = check_api_key(api_key) or DEFAULT_API_KEY
     link_rtt_s = rtt_ms * 1e-3 * time_scale
     settings = ServerSettings(api_key=key, port=port, link_rtt_s=link_rtt_s)
     link = f", behind an emulated {rtt_ms:g} ms round trip" if rtt_ms else ""

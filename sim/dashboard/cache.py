@@ -106,8 +106,9 @@ def fleet_capacity(
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def sweep_results(path: str, parts: int) -> SweepResults:
-    """A results directory's rows; ``parts`` (finished parts) invalidates a growing sweep."""
+def sweep_results(path: str, version: str) -> SweepResults:
+    """A results directory's rows; ``version`` (``sweeps.results_version``: its resolved path
+    and its files' sizes and times) invalidates a growing or changed directory."""
     return SweepResults.load(path)
 
 

@@ -32,6 +32,12 @@ def sweep_view() -> None:
     if not metrics:
         st.info("These rows have no numeric result columns to plot.")
         return
+    if not results.axes:
+        st.info(
+            "These rows have no swept path to plot along: a column named like a scenario "
+            "path, e.g. network.rtt_ms."
+        )
+        return
     kind_box, x_box, y_box, hue_box = st.columns(4)
     preferred_kind = sweeps.default_kind(results)
     kinds = ("tornado",) if preferred_kind == "tornado" else sweeps.KINDS
@@ -96,6 +102,5 @@ def _chosen_sweep(source: str) -> tuple[str, SweepResults] | None:
     if path is None:
         st.info(f"No sweep results under {root}/ yet: run `loopbudget sweep`.")
         return None
-    parts = sweeps.inside_root(root, path) / "parts"
-    count = len(list(parts.iterdir())) if parts.is_dir() else 0
-    return f"{path}|{count}", sweep_results(path, count)
+    version = sweeps.results_version(sweeps.inside_root(root, path))
+    return version, sweep_results(path, version)

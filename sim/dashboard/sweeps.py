@@ -6,6 +6,8 @@ plot`` draw the same thing from the same rows.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import io
 import os
 from pathlib import Path
@@ -19,6 +21,7 @@ from matplotlib.figure import Figure
 from models.errors import ScenarioError
 from sim.sweep.manifest import MANIFEST, metadata_path
 from sim.sweep.plots import heat_map, line_plot, tornado
+from sim.sweep.read_estimate import check_read
 from sim.sweep.results_table import Results
 from sim.sweep.rows import BASELINE, ERROR, INTEGER_COLUMNS, TRANSPORT
 
@@ -41,13 +44,28 @@ def results_dirs(root: Path) -> list[Path]:
     return sorted(p for p in root.iterdir() if metadata_path(p, MANIFEST).is_file())
 
 
+MAX_PATH_CHARS = 4096
+"""Longest results directory path the explorer takes (Linux's PATH_MAX)."""
+
+
 def inside_root(root: Path, chosen: str) -> Path:
     """``chosen`` as a results directory under ``root``; anywhere else is a one-line error.
 
     Links are followed before the check, so a link under the root cannot lead out of it.
     """
+    shown = repr(chosen) if len(chosen) <= 80 else repr(chosen[:77] + "...")
+    if "\0" in chosen:
+        raise ScenarioError(f"results directory {shown}: a path holds no NUL character")
+    if len(chosen) > MAX_PATH_CHARS:
+        raise ScenarioError(
+            f"results directory {shown}: {len(chosen):,} characters; at most {MAX_PATH_CHARS:,}"
+        )
     path = Path(chosen)
-    if not path.resolve().is_relative_to(root.resolve()):
+    try:
+        resolved = path.resolve()
+    except OSError as error:
+        raise ScenarioError(f"results directory {shown}: {error.strerror or error}") from None
+    if not resolved.is_relative_to(root.resolve()):
         raise ScenarioError(
             f"results directory {chosen!r}: outside {root}/, the only directory the explorer "
             f"opens (set {RESULTS_ROOT_ENV} to serve another)"
@@ -55,9 +73,26 @@ def inside_root(root: Path, chosen: str) -> Path:
     return path
 
 
+def results_version(directory: Path) -> str:
+    """What identifies a results directory's contents: its resolved path and the size and
+    modification time of its manifest and every part (a sweep still writing, a part
+    recomputed, another directory at the same path)."""
+    files = [metadata_path(directory, MANIFEST)]
+    parts = directory / "parts"
+    if parts.is_dir():
+        files += sorted(parts.iterdir())
+    stamps = []
+    for file in files:
+        with contextlib.suppress(OSError):
+            status = file.stat()
+            stamps.append(f"{file.name}:{status.st_size}:{status.st_mtime_ns}")
+    return f"{directory.resolve()}|{hashlib.sha256(','.join(stamps).encode()).hexdigest()}"
+
+
 def results_from_parquet(file_name: str, content: bytes) -> Results:
     """Rows of an uploaded Parquet file; swept paths are the dotted column names."""
     try:
+        check_read(file_name, [pq.read_metadata(io.BytesIO(content))])
         table = pq.read_table(io.BytesIO(content))
     except (pa.ArrowException, OSError) as error:
         raise ScenarioError(f"{file_name}: not a Parquet file of sweep rows ({error})") from None
@@ -67,6 +102,14 @@ def results_from_parquet(file_name: str, content: bytes) -> Results:
         raise ScenarioError(f"{file_name}: no rows; nothing to plot")
     if not pa.types.is_string(table.schema.field(TRANSPORT).type):
         raise ScenarioError(f"{file_name}: the {TRANSPORT!r} column is not text; not sweep rows")
+    if table[TRANSPORT].null_count == table.num_rows:
+        raise ScenarioError(f"{file_name}: the {TRANSPORT!r} column is empty; not sweep rows")
+    for field in table.schema:
+        if "." in field.name and not _scalar(field.type):
+            raise ScenarioError(
+                f"{file_name}: column {field.name!r} holds {field.type}; a swept path's "
+                "column holds numbers, booleans or text"
+            )
     if ERROR not in table.column_names:
         table = table.append_column(ERROR, pa.nulls(table.num_rows, pa.string()))
     baselines = (
@@ -80,6 +123,16 @@ def results_from_parquet(file_name: str, content: bytes) -> Results:
         scales={},
         transports=tuple(dict.fromkeys(table[TRANSPORT].drop_null().to_pylist())),
         baseline=next(iter(baselines)) if len(baselines) == 1 else None,
+    )
+
+
+def _scalar(kind: pa.DataType) -> bool:
+    return (
+        pa.types.is_integer(kind)
+        or pa.types.is_floating(kind)
+        or pa.types.is_boolean(kind)
+        or pa.types.is_string(kind)
+        or pa.types.is_null(kind)
     )
 
 

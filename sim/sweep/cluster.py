@@ -8,61 +8,72 @@ sweep given a wrong address fails fast and leaves nothing behind.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from models.errors import ScenarioError
+from sim.analysis.workers_need import check_workers as limit_workers
+from sim.analysis.workers_need import usable_cores
 
 CONNECT_TIMEOUT_S = 10
 """How long a sweep waits for its scheduler to answer."""
-MAX_WORKERS_PER_CORE = 4
-"""Local workers allowed per core: each is a Python process of its own."""
 
 
-def default_workers() -> int:
-    """One worker per core this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def check_workers(workers: int | None) -> None:
-    """Refuse a number of local worker processes that is negative or far above the cores."""
+def check_workers(workers: int | None, share_bytes: float = 0.0) -> None:
+    """Refuse a number of local worker processes that is negative, far above the cores, or
+    over the memory cap with ``share_bytes`` of work each (``sim.analysis.workers_need``)."""
     if workers is None:
         return
-    most = MAX_WORKERS_PER_CORE * default_workers()
     if workers < 0:
         raise ScenarioError(f"--workers = {workers}: must be >= 0")
-    if workers > most:
-        raise ScenarioError(
-            f"--workers = {workers}: at most {most} "
-            f"({MAX_WORKERS_PER_CORE} per core, {default_workers()} cores)"
-        )
+    if workers > 0:
+        limit_workers("--workers", workers, share_bytes)
+
+
+NETWORK_SCHEMES = ("tcp", "tls")
+"""Protocols a scheduler in another process is reached by here (``inproc://`` lives inside
+one process; ``ucx://`` and ``ws://`` need packages this project does not install)."""
 
 
 def check_address(address: str) -> None:
-    """Refuse a scheduler address Dask cannot parse, e.g. one without a port."""
+    """Refuse a scheduler address this command cannot reach: one Dask cannot parse, of a
+    protocol other than ``NETWORK_SCHEMES``, or without a host and a port."""
     from distributed.comm import parse_address
     from distributed.comm.addressing import parse_host_port
-    from distributed.comm.registry import backends
 
     allowed = "e.g. tcp://HOST:8786"
+    shown = repr(address) if len(address) <= 80 else repr(address[:77] + "...")
     try:
         scheme, location = parse_address(address, strict=True)
     except ValueError:
+        raise ScenarioError(f"--scheduler {shown}: not a scheduler address; {allowed}") from None
+    if scheme not in NETWORK_SCHEMES:
+        known = ", ".join(f"{name}://" for name in NETWORK_SCHEMES)
         raise ScenarioError(
-            f"--scheduler {address!r}: not a scheduler address; {allowed}"
+            f"--scheduler {shown}: protocol {scheme}:// not supported; allowed: {known}"
+        )
+    try:
+        host, port = parse_host_port(location)
+    except ValueError as error:
+        raise ScenarioError(f"--scheduler {shown}: {error}; {allowed}") from None
+    if not host or not 0 < int(port) < 65536:
+        raise ScenarioError(f"--scheduler {shown}: needs a host and a port; {allowed}")
+
+
+def connect(address: str) -> Any:
+    """A Dask client of the scheduler at ``address`` (checked first); a scheduler that does
+    not answer within ``CONNECT_TIMEOUT_S`` is a one-line error."""
+    check_address(address)
+    from dask.distributed import Client
+
+    try:
+        return Client(address, timeout=CONNECT_TIMEOUT_S)
+    except (OSError, TimeoutError) as error:
+        raise ScenarioError(
+            f"--scheduler {address}: no Dask scheduler answered within "
+            f"{CONNECT_TIMEOUT_S} s ({str(error).splitlines()[0]})"
         ) from None
-    if scheme not in backends:
-        known = ", ".join(f"{name}://" for name in sorted(backends))
-        raise ScenarioError(f"--scheduler {address!r}: unknown protocol; allowed: {known}")
-    if scheme in ("tcp", "tls"):
-        try:
-            host, port = parse_host_port(location)
-        except ValueError as error:
-            raise ScenarioError(f"--scheduler {address!r}: {error}; {allowed}") from None
-        if not host or not 0 < int(port) < 65536:
-            raise ScenarioError(f"--scheduler {address!r}: needs a host and a port; {allowed}")
 
 
 @contextmanager
@@ -74,18 +85,11 @@ def client(workers: int | None, scheduler: str | None) -> Iterator[Any]:
     from dask.distributed import Client, LocalCluster
 
     if scheduler is not None:
-        try:
-            connected = Client(scheduler, timeout=CONNECT_TIMEOUT_S)
-        except (OSError, TimeoutError) as error:
-            raise ScenarioError(
-                f"--scheduler {scheduler}: no Dask scheduler answered within "
-                f"{CONNECT_TIMEOUT_S} s ({str(error).splitlines()[0]})"
-            ) from None
-        with connected:
+        with connect(scheduler) as connected:
             yield connected
         return
     cluster = LocalCluster(
-        n_workers=workers or default_workers(),
+        n_workers=workers or usable_cores(),
         threads_per_worker=1,
         processes=True,
         host="127.0.0.1",

@@ -33,11 +33,14 @@ from sim.analysis.run import Engine
 from sim.report.progress import progress_bar
 from sim.sweep.cluster import check_address, check_workers, client
 from sim.sweep.design import expand
+from sim.sweep.fingerprint import Resolved, resolve
 from sim.sweep.lock import writer_lock
+from sim.sweep.manifest import package_version
 from sim.sweep.rows import axis_kinds, error_rows, to_table
 from sim.sweep.store import ResultsDir, failures, read_results
 from sim.sweep.sweepfile import Sweep
 from sim.sweep.tasks import Context, Task, run_chunk_table
+from sim.sweep.work import WorkTally
 
 Part = tuple[int, pa.Table]
 """A finished chunk: its number and its rows."""
@@ -91,20 +94,25 @@ def run_sweep(
         check_address(scheduler)
     results = ResultsDir(out)
     with writer_lock(out):
-        survey = results.survey(sweep, resume)
+        resolved = _resolve(sweep, show_progress)
+        survey = results.survey(sweep, resume, resolved)
         context = sweep_context(sweep)
         chunks = chunk_tasks(sweep)
         pending = {n: tasks for n, tasks in enumerate(chunks) if n not in survey.finished}
         resumed = sum(len(tasks) for n, tasks in enumerate(chunks) if n in survey.finished)
         opened = time.perf_counter()
         with client(workers if pending else 0, scheduler if pending else None) as dask:
-            results.prepare(sweep, survey)
+            results.prepare(sweep, survey, resolved)
             started = time.perf_counter()
             if dask is None:
                 evaluated = _in_process(context, pending)
             else:
                 evaluated = _on_dask(dask, context, pending)
-            with _progress(sweep, resumed, show_progress) as (bar, task):
+            unit = "points" if len(sweep.seeds) == 1 else "points x seeds"
+            with _progress(sweep.file.name, sweep.runs, resumed, unit, show_progress) as (
+                bar,
+                task,
+            ):
                 for number, table in evaluated:
                     results.write_part(number, table)
                     bar.advance(task, len(pending[number]))
@@ -122,6 +130,20 @@ def run_sweep(
         startup_s=started - opened,
         damaged=len(survey.damaged),
     )
+
+
+def _resolve(sweep: Sweep, show_progress: bool) -> Resolved:
+    """Every point resolved and fingerprinted, with a bar of its own; a DES sweep's work is
+    added up meanwhile and refused over its cap (``WorkTally``)."""
+    points = sweep.runs // len(sweep.seeds)
+    tally = WorkTally(sweep, sweep.source) if sweep.file.engine is Engine.DES else None
+    with _progress(f"{sweep.file.name}: resolving", points, 0, "points", show_progress) as bar:
+        return resolve(
+            sweep,
+            package_version(),
+            lambda n: bar[0].advance(bar[1], n),
+            tally.visit if tally is not None else None,
+        )
 
 
 def default_sweep_workers(sweep: Sweep) -> int | None:
@@ -198,8 +220,9 @@ class _RateColumn(ProgressColumn):
 
 
 @contextmanager
-def _progress(sweep: Sweep, resumed: int, enabled: bool) -> Iterator[tuple[Any, Any]]:
-    unit = "points" if len(sweep.seeds) == 1 else "points x seeds"
+def _progress(
+    label: str, total: int, done: int, unit: str, enabled: bool
+) -> Iterator[tuple[Any, Any]]:
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -212,4 +235,4 @@ def _progress(sweep: Sweep, resumed: int, enabled: bool) -> Iterator[tuple[Any, 
         TextColumn("left"),
     )
     with progress_bar(not enabled, *columns, transient=False) as bar:
-        yield bar, bar.add_task(sweep.file.name, total=sweep.runs, completed=resumed)
+        yield bar, bar.add_task(label, total=total, completed=done)

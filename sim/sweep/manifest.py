@@ -19,6 +19,11 @@ from sim.sweep.sweepfile import Sweep
 
 MANIFEST = "_manifest.json"
 SWEEP_FILE = "_sweep.toml"
+PARTS = "parts"
+OWN_FILES = (SWEEP_FILE, f"{PARTS}/")
+"""What the writer makes in a results directory besides the manifest and its lock: the
+only names it ever replaces, and inside ``parts/`` (its own directory) the only files
+it ever removes (damaged parts, temporaries of a killed writer)."""
 LEGACY_NAMES = {MANIFEST: "manifest.json", SWEEP_FILE: "sweep.toml"}
 """What the manifest and the sweep file were called before they moved out of readers' way."""
 
@@ -49,6 +54,8 @@ class Manifest(BaseModel):
     seeds: tuple[Int, ...] = Field(min_length=1)
     runs: Int = Field(ge=1)
     points_per_part: Int = Field(ge=1)
+    files: tuple[str, ...] = ()
+    """The files the writer made here (``OWN_FILES``); empty in manifests of older versions."""
 
     @property
     def chunks(self) -> int:
@@ -57,16 +64,23 @@ class Manifest(BaseModel):
 
     def part_rows(self, chunk: int) -> int:
         """Rows of part ``chunk``: its runs (point x seed) times the transports."""
-        runs = min(self.points_per_part, self.runs - chunk * self.points_per_part)
-        return runs * len(self.transports)
+        return len(self.runs_of(chunk)) * len(self.transports)
+
+    def runs_of(self, chunk: int) -> list[tuple[int, int]]:
+        """The runs (point, seed) of chunk ``chunk``, in order: points first, then seeds."""
+        first = chunk * self.points_per_part
+        last = min(self.runs, first + self.points_per_part)
+        count = len(self.seeds)
+        return [(run // count, self.seeds[run % count]) for run in range(first, last)]
 
 
-def manifest_of(sweep: Sweep) -> Manifest:
-    """The manifest of ``sweep`` as run by this version."""
+def manifest_of(sweep: Sweep, fingerprint: str) -> Manifest:
+    """The manifest of ``sweep`` as run by this version (``fingerprint``: its
+    ``sim.sweep.fingerprint.resolve``)."""
     current = package_version()
     return Manifest(
         name=sweep.file.name,
-        fingerprint=sweep.fingerprint(current),
+        fingerprint=fingerprint,
         loopbudget_version=current,
         engine=sweep.file.engine.value,
         transports=tuple(t.value for t in sweep.file.transports),
@@ -75,6 +89,7 @@ def manifest_of(sweep: Sweep) -> Manifest:
         seeds=sweep.seeds,
         runs=sweep.runs,
         points_per_part=sweep.points_per_part,
+        files=OWN_FILES,
     )
 
 

@@ -44,6 +44,7 @@ def line_plot(
         _require_axis(results, hue, "--hue")
     table = table.filter(pc.is_valid(table[x]))
     results.check_fixed(table, (x, hue))
+    _check_marks(marks, table, x)
     figure = Figure(figsize=(7.5, 4.5), layout="constrained")
     ax = figure.add_subplot()
     keys = [TRANSPORT, hue] if hue else [TRANSPORT]
@@ -173,10 +174,28 @@ def tornado(
     return figure
 
 
+def _check_marks(marks: tuple[float, ...], table: pa.Table, x: str) -> None:
+    """Every mark lies within the swept range of ``x`` (one far outside stretched the axis
+    until matplotlib warned of overflows, and the plot said nothing of the mark)."""
+    if not marks or table.num_rows == 0:
+        return
+    low, high = pc.min(table[x]).as_py(), pc.max(table[x]).as_py()
+    for mark in marks:
+        if not low <= mark <= high:
+            raise ScenarioError(
+                f"--mark = {mark:g}: outside the swept range of {x} ({low:g} to {high:g})"
+            )
+
+
+def figure_paths(base: Path) -> list[Path]:
+    """The files ``save`` writes: ``base``.png and ``base``.svg."""
+    return [base.parent / f"{base.name}.png", base.parent / f"{base.name}.svg"]
+
+
 def save(figure: Figure, base: Path) -> list[Path]:
     """Write ``base``.png and ``base``.svg; return their paths."""
     base.parent.mkdir(parents=True, exist_ok=True)
-    paths = [base.parent / f"{base.name}.png", base.parent / f"{base.name}.svg"]
+    paths = figure_paths(base)
     for path in paths:
         figure.savefig(path, dpi=150)
     return paths

@@ -7,8 +7,6 @@ are one line naming the file, the field, the value and what is allowed.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -79,16 +77,6 @@ class Sweep:
         if self.file.points_per_part is not None:
             return self.file.points_per_part
         return 512 if self.file.engine is Engine.ANALYTIC else 1
-
-    def fingerprint(self, version: str) -> str:
-        """Identifies what the results depend on: the sweep, the base scenario, the version."""
-        payload = {
-            "sweep": self.file.model_dump(mode="json"),
-            "base": self.base_raw,
-            "seeds": self.seeds,
-            "version": version,
-        }
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
 def load_sweep(source: str | Path) -> Sweep:

@@ -8,6 +8,7 @@ running Dask scheduler through its ``concurrent.futures`` interface instead.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import threading
 from collections.abc import Iterator
@@ -16,7 +17,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from models.errors import ScenarioError
+from sim.analysis.workers_need import check_workers, fitting_workers
 from sim.des import progress
+from sim.sweep.cluster import connect
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -31,34 +34,37 @@ class Workers:
     where: str
 
 
-def default_workers() -> int:
-    """One worker per core this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
 def _ready(_task: int) -> int:
     return os.getpid()
 
 
 @contextmanager
-def replication_workers(workers: int | None, scheduler: str | None) -> Iterator[Workers]:
-    """Local processes (``workers``, default one per core; 1 runs here) or a Dask scheduler."""
+def replication_workers(
+    workers: int | None, scheduler: str | None, share_bytes: float = 0.0
+) -> Iterator[Workers]:
+    """Local processes (``workers``; 1 runs here) or a Dask scheduler.
+
+    Local processes are estimated first, each with ``share_bytes`` of work
+    (``sim.analysis.workers_need.worker_share``): a count asked for is refused over the
+    memory cap; the default is one per core, as many as fit within it."""
     if workers is not None and scheduler is not None:
         raise ScenarioError("--workers and --scheduler: give one of them, not both")
     if workers is not None and workers < 1:
         raise ScenarioError(f"--workers = {workers}: must be an integer >= 1")
     if scheduler is not None:
-        try:
-            from dask.distributed import Client
-        except ImportError:
+        if importlib.util.find_spec("distributed") is None:
             raise ScenarioError(
                 "--scheduler: needs Dask, which is not installed; pip install 'loopbudget[sweep]'"
-            ) from None
-        with Client(scheduler) as client:
+            )
+        with connect(scheduler) as client:
             threads = sum(client.nthreads().values())
             yield Workers(client.get_executor(pure=False), max(threads, 1), scheduler)
         return
-    count = workers or default_workers()
+    if workers is None:
+        count = fitting_workers(share_bytes)
+    else:
+        count = workers
+        check_workers("--workers", count, share_bytes)
     if count == 1:
         yield Workers(None, 1, "this process")
         return

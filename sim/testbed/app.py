@@ -11,20 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import time
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.routing import Route, WebSocketRoute
+from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from sim.des.streams import Draw, stream
 from sim.testbed.emulator import Emulator
-from sim.testbed.protocol import ApiError, Event, sse
+from sim.testbed.http_errors import ERROR_HANDLERS, UNAUTHORIZED, query_count, query_window
+from sim.testbed.http_responses import respond
 from sim.testbed.timing import service_headers
 from sim.testbed.ws_connection import Socket
 
@@ -47,56 +49,37 @@ class Service:
         return headers.get("authorization") == f"Bearer {self.api_key}"
 
     def app(self) -> Starlette:
+        """The routes; the testbed's own endpoints need the API key as the API's do, and
+        every error, a wrong URL included, has the service's shape."""
+        private = [Middleware(_KeyRequired, service=self)]
         return Starlette(
             routes=[
                 Route("/v1/responses", _Asgi(self.http), methods=["POST"]),
                 WebSocketRoute("/v1/responses", self.websocket),
-                Route("/v1/testbed/log", self.log_endpoint),
-                Route("/v1/testbed/stats", self.stats_endpoint),
-                Route("/v1/testbed/pools", self.pools_endpoint),
-            ]
+                Mount(
+                    "/v1/testbed",
+                    routes=[
+                        Route("/log", self.log_endpoint),
+                        Route("/stats", self.stats_endpoint),
+                        Route("/pools", self.pools_endpoint),
+                    ],
+                    middleware=private,
+                ),
+            ],
+            exception_handlers=ERROR_HANDLERS,
         )
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         """``POST /v1/responses`` as a raw ASGI app, so a disconnect cancels the response."""
-        arrived_s = time.monotonic()
-        request = Request(scope, receive)
-        if not self._authorized(request.headers):
-            error = ApiError(401, "invalid_api_key", "Incorrect API key provided.")
-            headers = service_headers(arrived_s)
-            await JSONResponse(error.http_json(), 401, headers)(scope, receive, send)
+        if not self._authorized(Headers(scope=scope)):
+            headers = service_headers(time.monotonic())
+            await JSONResponse(UNAUTHORIZED.http_json(), 401, headers)(scope, receive, send)
             return
-        try:
-            body = json.loads(await request.body())
-            if not isinstance(body, dict):
-                raise ValueError("not an object")
-            prepared = self.emulator.prepare(body, http=True, cache=None)
-        except (ValueError, ApiError) as problem:
-            error = (
-                problem
-                if isinstance(problem, ApiError)
-                else ApiError(400, "invalid_json", str(problem))
-            )
-            await self.emulator.refuse(error, arrived_s, "http")
-            headers = service_headers(arrived_s)
-            await JSONResponse(error.http_json(), error.status, headers)(scope, receive, send)
-            return
-        if body.get("stream") is not True:
-            events: list[Event] = []
-
-            async def collect(event: Event) -> None:
-                events.append(event)
-
-            await self.emulator.run(prepared, collect, arrived_s, "http")
-            headers = service_headers(arrived_s)
-            await JSONResponse(events[-1]["response"], headers=headers)(scope, receive, send)
-            return
-        await _stream_events(self.emulator, prepared, arrived_s, receive, send)
+        await respond(self.emulator, scope, receive, send)
 
     async def websocket(self, websocket: WebSocket) -> None:
         if not self._authorized(websocket.headers):
-            error = ApiError(401, "invalid_api_key", "Incorrect API key provided.")
-            await websocket.send_denial_response(JSONResponse(error.http_json(), 401))
+            await websocket.send_denial_response(JSONResponse(UNAUTHORIZED.http_json(), 401))
             return
         await websocket.accept()
         c = self.emulator.scenario.connection
@@ -113,9 +96,9 @@ class Service:
             self.open_sockets -= 1
 
     async def log_endpoint(self, request: Request) -> JSONResponse:
-        offset = int(request.query_params.get("since", "0"))
+        offset = query_count(request, "since")
         records = self.emulator.log.since(offset)
-        return JSONResponse({"records": records, "next": offset + len(records)})
+        return JSONResponse({"records": records, "next": len(self.emulator.log)})
 
     async def stats_endpoint(self, request: Request) -> JSONResponse:
         return JSONResponse(
@@ -124,6 +107,8 @@ class Service:
                 "in_flight": self.emulator.in_flight,
                 "background": len(self.emulator.background),
                 "open_sockets": self.open_sockets,
+                "stored_responses": len(self.emulator.store),
+                "stored_bytes": self.emulator.store.bytes,
                 "peak_sockets": self.peak_sockets,
                 "busy": {p.value: pool.busy for p, pool in self.emulator.pools.pools.items()},
                 "timer_lead_s": self.emulator.lead.lead_s,
@@ -132,9 +117,21 @@ class Service:
         )
 
     async def pools_endpoint(self, request: Request) -> JSONResponse:
-        start_s = float(request.query_params["start"])
-        end_s = float(request.query_params["end"])
+        start_s, end_s = query_window(request)
         return JSONResponse({"utilization": self.emulator.pools.utilization(start_s, end_s)})
+
+
+class _KeyRequired:
+    """ASGI middleware: a request without the service's API key gets the API's 401."""
+
+    def __init__(self, app: Any, service: Service) -> None:
+        self.app, self.service = app, service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self.service._authorized(Headers(scope=scope)):
+            await JSONResponse(UNAUTHORIZED.http_json(), 401)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 class _Asgi:
@@ -145,40 +142,3 @@ class _Asgi:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._handler(scope, receive, send)
-
-
-async def _stream_events(
-    emulator: Emulator, prepared: Any, arrived_s: float, receive: Receive, send: Send
-) -> None:
-    """Server-sent events through a writer task (a slow reader never holds up the service);
-    a client that disconnects cancels the response at once."""
-    headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
-    headers += [(k.encode(), v.encode()) for k, v in service_headers(arrived_s).items()]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    outbox: asyncio.Queue[Event | None] = asyncio.Queue()
-
-    async def emit(event: Event) -> None:
-        outbox.put_nowait(event)
-
-    async def respond() -> None:
-        await emulator.run(prepared, emit, arrived_s, "http")
-        outbox.put_nowait(None)
-
-    async def write() -> None:
-        while (event := await outbox.get()) is not None:
-            await send({"type": "http.response.body", "body": sse(event), "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-    async def disconnected() -> None:
-        while (await receive())["type"] != "http.disconnect":
-            pass
-
-    runner = asyncio.create_task(respond())
-    writer = asyncio.create_task(write())
-    watcher = asyncio.create_task(disconnected())
-    try:
-        await asyncio.wait({writer, watcher}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in (runner, writer, watcher):
-            task.cancel()
-        await asyncio.gather(runner, writer, watcher, return_exceptions=True)

@@ -1,10 +1,11 @@
 """Sleeping until a deadline on an event loop with sub-millisecond timers.
 
 ``epoll_wait`` takes its timeout in whole milliseconds, and asyncio rounds it up,
-so a plain ``asyncio.sleep`` on Linux ends 0.5-1 ms late on average.
-``select`` takes microseconds: the testbed's loops use a ``SelectSelector``
-(at most about a thousand sockets, plenty for a few hundred agents), whose
-sleeps end about 0.1-0.2 ms late, more on a loaded machine.  What is left is
+so a plain ``asyncio.sleep`` on Linux ends 0.5-1 ms late on average, and
+``select`` fails on descriptors above 1,023.  The testbed's loops (the
+emulator's and the driver's) use ``timer_selector.precise_selector``: epoll
+woken by a timerfd, without a limit on sockets, whose sleeps end about
+0.1-0.2 ms late, more on a loaded machine.  What is left is
 measured when a loop starts and then after every sleep (``TimerLead``): each
 sleep aims early by the running mean of how late the sleeps end, so the mean
 error of a sleep stays about zero while the load changes; stage delays are
@@ -14,12 +15,13 @@ chained on absolute deadlines, so the error of one sleep does not add to the nex
 from __future__ import annotations
 
 import asyncio
-import selectors
 import statistics
 import time
 from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
+
+from sim.testbed.timer_selector import precise_selector
 
 T = TypeVar("T")
 
@@ -34,7 +36,7 @@ _MAX_LEAD_S = 0.005
 def run(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run a coroutine on a new event loop with microsecond timers."""
     with asyncio.Runner(
-        loop_factory=lambda: asyncio.SelectorEventLoop(selectors.SelectSelector())
+        loop_factory=lambda: asyncio.SelectorEventLoop(precise_selector())
     ) as runner:
         return runner.run(main())
 

@@ -59,6 +59,7 @@ class Agent:
         lead: TimerLead,
         calibration: bool = False,
         turn_limit: int = DEFAULT_TURN_LIMIT,
+        drawn: DrawnBlocks | None = None,
     ) -> None:
         if transport is Transport.WS_APPEND:
             raise ValueError("ws-append (one long response per rollout) has no SDK loop")
@@ -68,7 +69,7 @@ class Agent:
         self.headers = {CALIBRATION_HEADER: "1"} if calibration else {}
         self.turn_limit = turn_limit
         self.parallel = scenario.workload.parallel
-        self._drawn = DrawnBlocks(scenario)
+        self._drawn = drawn or DrawnBlocks(scenario)
 
     @asynccontextmanager
     async def sdk(self, counter: ConnectionCounter | None = None) -> AsyncIterator[AsyncOpenAI]:

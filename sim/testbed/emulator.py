@@ -28,6 +28,7 @@ from models.scenario import Scenario
 from models.stages import Pool, Side, Stage
 from sim.testbed.clock import TimerLead
 from sim.testbed.intake import Intake, Prepared
+from sim.testbed.limits import Limits
 from sim.testbed.log import RequestLog
 from sim.testbed.pools import PoolBank
 from sim.testbed.protocol import ApiError, Event
@@ -60,10 +61,21 @@ MAX_DELTAS = 8
 class Emulator:
     """The service: intake, pools, store, scripted model and the per-request log."""
 
-    def __init__(self, scenario: Scenario, lead: TimerLead, backend: Any = None) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        lead: TimerLead,
+        backend: Any = None,
+        limits: Limits | None = None,
+    ) -> None:
         self.scenario, self.lead, self.backend = scenario, lead, backend
+        self.limits = limits or Limits()
         self.pools = PoolBank(scenario)
-        self.store = ResponseStore()
+        self.store = ResponseStore(
+            scenario.network.bytes_per_token,
+            self.limits.store_ttl_s,
+            self.limits.store_budget_bytes,
+        )
         self.intake = Intake(scenario, self.store, Script(scenario))
         self.log = RequestLog()
         self.background: set[asyncio.Task[Any]] = set()

@@ -35,6 +35,7 @@ from sim.testbed.driver import Agent
 from sim.testbed.observe import ServerView, split_turns
 from sim.testbed.records import RolloutRecord
 from sim.testbed.results import Side
+from sim.testbed.tools import DrawnBlocks
 from sim.turn.records import concatenate
 from sim.turn.transports import Transport
 
@@ -100,7 +101,10 @@ async def measure_fleet(
                 warm_up.append(record)
             await lead.sleep(float(load.think_time_s.sample(arrivals, 1)[0]))
 
-    agents = [Agent(scenario, transport, base_url, api_key, lead) for _ in range(load.agents)]
+    drawn = DrawnBlocks(scenario)
+    agents = [
+        Agent(scenario, transport, base_url, api_key, lead, drawn=drawn) for _ in range(load.agents)
+    ]
     await asyncio.gather(*(agent_loop(agent) for agent in agents))
     await view.refresh()
     side = measured_side(measured, split_turns(measured, view))

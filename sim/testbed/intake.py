@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,14 +22,18 @@ from sim.testbed.protocol import (
     Item,
     ResponseHead,
     normalized_input,
+    shown,
     text_of,
     tokens_in,
     tools_text,
 )
-from sim.testbed.script import REPLICATION_KEY, ROLLOUT_KEY, Script, TurnPlan
+from sim.testbed.request_check import check_create, rollout_numbers
+from sim.testbed.script import Script, TurnPlan
 from sim.testbed.state import ConnectionCache, ResponseState, ResponseStore
 from sim.testbed.work import Processed, Source
 
+REMEMBERED_TASKS = 100_000
+"""User tasks whose rollout number is kept for clients that name none (the oldest forgotten)."""
 _ITEM_TYPES = {"message", "function_call", "function_call_output", "reasoning"}
 _MODEL_OUTPUT_TYPES = {"function_call", "reasoning"}
 
@@ -56,18 +61,15 @@ class Intake:
         self._bytes_per_token = scenario.network.bytes_per_token
         self._store, self._script = store, script
         self._next_rollout = 0
-        self._rollout_of_task: dict[str, int] = {}
+        self._rollout_of_task: OrderedDict[str, int] = OrderedDict()
 
     def _tokens(self, items: list[Item] | tuple[Item, ...]) -> float:
         return sum(tokens_in(text_of(item), self._bytes_per_token) for item in items)
 
     def prepare(self, body: dict[str, Any], http: bool, cache: ConnectionCache | None) -> Prepared:
         """Check and resolve ``body``; raises ``ApiError`` for what the API refuses."""
-        if not isinstance(body.get("model"), str) or not body["model"]:
-            raise ApiError(400, "missing_required_parameter", "Missing 'model'.", "model")
+        check_create(body)
         tools = body.get("tools") or []
-        if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
-            raise ApiError(400, "invalid_type", "tools must be a list of objects", "tools")
         instructions = body.get("instructions") or ""
         new = normalized_input(body.get("input"))
         state, source = self._resolve(body.get("previous_response_id"), cache)
@@ -130,7 +132,7 @@ class Intake:
         raise ApiError(
             400,
             "previous_response_not_found",
-            f"Previous response with id '{previous_id}' not found.",
+            f"Previous response with id '{shown(previous_id)}' not found.",
             "previous_response_id",
         )
 
@@ -138,19 +140,18 @@ class Intake:
         self, metadata: dict[str, Any], state: ResponseState | None, context: tuple[Item, ...]
     ) -> tuple[int, int]:
         """The client's rollout (metadata), else the chain's, else one per user task."""
-        try:
-            if ROLLOUT_KEY in metadata:
-                return int(metadata[ROLLOUT_KEY]), int(metadata.get(REPLICATION_KEY, 0))
-        except (TypeError, ValueError):
-            raise ApiError(
-                400, "invalid_value", "rollout metadata must be integers", "metadata"
-            ) from None
+        named = rollout_numbers(metadata)
+        if named is not None:
+            return named
         if state is not None:
             return state.rollout, state.replication
         task = hashlib.blake2b(text_of(context[0]).encode() if context else b"").hexdigest()
         if task not in self._rollout_of_task:
             self._rollout_of_task[task] = self._next_rollout
             self._next_rollout += 1
+            if len(self._rollout_of_task) > REMEMBERED_TASKS:
+                self._rollout_of_task.popitem(last=False)
+        self._rollout_of_task.move_to_end(task)
         return self._rollout_of_task[task], 0
 
 
@@ -170,7 +171,7 @@ def _check_items(context: tuple[Item, ...], first_new: int) -> None:
         kind = item.get("type", "message" if "role" in item else None)
         if index >= first_new and kind not in _ITEM_TYPES:
             raise ApiError(
-                400, "invalid_value", f"Invalid input item type {kind!r}.", f"input[{index}]"
+                400, "invalid_value", f"Invalid input item type {shown(kind)!r}.", f"input[{index}]"
             )
         if kind == "function_call":
             calls.add(str(item.get("call_id")))
@@ -179,6 +180,6 @@ def _check_items(context: tuple[Item, ...], first_new: int) -> None:
                 400,
                 "invalid_value",
                 f"No tool call found for function call output with call_id "
-                f"{json.dumps(item.get('call_id'))}.",
+                f"{json.dumps(shown(str(item.get('call_id'))))}.",
                 f"input[{index}]",
             )

@@ -7,7 +7,9 @@ are ``time.monotonic()`` seconds, one clock for every process on the machine.
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections import OrderedDict, deque
 from typing import Any
 
 from models.stages import Stage
@@ -16,12 +18,19 @@ from sim.testbed.intake import Prepared
 _SERVER_STAGES = tuple(s for s in Stage if s.group.value in {"api", "safety", "inference"})
 
 
-class RequestLog:
-    """Records in arrival order of completion; read from an offset."""
+KEPT_RECORDS = 200_000
+"""Records the log keeps (the oldest go first): a reader that falls further behind misses
+some, and a server that runs for days stays within its memory."""
 
-    def __init__(self) -> None:
-        self._records: list[dict[str, Any]] = []
-        self._completed: dict[str, dict[str, Any]] = {}
+
+class RequestLog:
+    """Records in arrival order of completion; read from an offset (counting every record
+    ever written, so offsets stay valid when the oldest are dropped)."""
+
+    def __init__(self, kept: int = KEPT_RECORDS) -> None:
+        self._records: deque[dict[str, Any]] = deque(maxlen=kept)
+        self._completed: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._kept, self._written = kept, 0
 
     def completed(
         self,
@@ -36,7 +45,7 @@ class RequestLog:
         held_s: dict[str, float],
     ) -> None:
         w = p.processed
-        self._records.append(
+        self._append(
             {
                 "response_id": p.head.response_id,
                 "status": "completed",
@@ -62,9 +71,11 @@ class RequestLog:
             }
         )
         self._completed[p.head.response_id] = self._records[-1]
+        if len(self._completed) > self._kept:
+            self._completed.popitem(last=False)
 
     def refused(self, transport: str, code: str, arrived_s: float, answered_s: float) -> None:
-        self._records.append(
+        self._append(
             {
                 "status": "refused",
                 "transport": transport,
@@ -78,8 +89,15 @@ class RequestLog:
         """The record of a completed response."""
         return self._completed[response_id]
 
+    def _append(self, record: dict[str, Any]) -> None:
+        self._records.append(record)
+        self._written += 1
+
     def since(self, offset: int) -> list[dict[str, Any]]:
-        return self._records[offset:]
+        """The records from ``offset`` on (from the oldest kept if it was dropped)."""
+        first = self._written - len(self._records)
+        return list(itertools.islice(self._records, max(0, offset - first), None))
 
     def __len__(self) -> int:
-        return len(self._records)
+        """Records ever written (the next offset)."""
+        return self._written

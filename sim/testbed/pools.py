@@ -17,6 +17,10 @@ from models.scenario import Scenario
 from models.stages import POOLS, Pool
 from sim.des.pools import Replicas
 
+KEPT_CHANGES = 1 << 18
+"""Changes of a pool's busy level kept (the older half goes when it fills): utilization is
+read over recent windows, and a server that runs for days stays within its memory."""
+
 
 class TrackedPool:
     """``capacity`` servers behind one FIFO semaphore, with the busy level's history."""
@@ -32,6 +36,8 @@ class TrackedPool:
         self._busy += delta
         self._times_s.append(time.monotonic())
         self._levels.append(self._busy)
+        if len(self._levels) > KEPT_CHANGES:
+            del self._times_s[: KEPT_CHANGES // 2], self._levels[: KEPT_CHANGES // 2]
 
     @property
     def would_wait(self) -> bool:

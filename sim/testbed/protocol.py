@@ -12,6 +12,7 @@ rule, so the server counts what it processed from what it received.
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import time
 from dataclasses import dataclass
@@ -36,11 +37,37 @@ class ApiError(Exception):
     def http_json(self) -> dict[str, Any]:
         return {"error": self.body()}
 
+    def stream_event(self) -> Event:
+        """The ``error`` event that ends a stream of server-sent events."""
+        return {"type": "error", "code": self.code, "message": self.message, "param": self.param}
+
     def ws_event(self, stream_id: str | None = None) -> Event:
         event: Event = {"type": "error", "status": self.status, "error": self.body()}
         if stream_id is not None:
             event["stream_id"] = stream_id
         return event
+
+
+SERVER_ERROR = ApiError(
+    500, "server_error", "The server had an error while processing your request."
+)
+"""What a client is told when serving its request failed inside the server."""
+_LOG = logging.getLogger("uvicorn.error")
+
+
+def log_failure(error: BaseException) -> None:
+    """One line in the server's log for a request that failed inside it."""
+    _LOG.error("request failed: %s: %s", type(error).__name__, shown(error))
+
+
+SHOWN_CHARS = 64
+"""Longest piece of a client's text an error message quotes."""
+
+
+def shown(text: Any) -> str:
+    """``text`` as an error message quotes it: at most ``SHOWN_CHARS`` characters."""
+    text = str(text)
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
 
 
 def new_id(prefix: str) -> str:

@@ -19,23 +19,28 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
-from typing import IO
+from dataclasses import asdict, dataclass, field
+from typing import IO, Any
 
 import uvicorn
 
+from models.errors import ScenarioError
 from models.loading import validate
 from models.scenario import Scenario
 from sim.testbed import clock
 from sim.testbed.app import Service
 from sim.testbed.clock import TimerLead
+from sim.testbed.connection_limit import limited_protocol
 from sim.testbed.emulator import Emulator
+from sim.testbed.limits import Limits, connection_limit, raise_descriptor_limit
 from sim.testbed.link import DelayLink
 
 HOST = "127.0.0.1"
 DEFAULT_API_KEY = "loopbudget-testbed"
 MAX_FRAME_BYTES = 16 * 1024 * 1024
 """Largest frame the service reads; bigger ones get an error event (up to 4x, then a close)."""
+GRACEFUL_SHUTDOWN_S = 1
+"""How long a stopping server waits for the requests in flight before it cancels them."""
 _READY = "READY"
 _START_TIMEOUT_S = 60.0
 
@@ -53,6 +58,11 @@ class ServerSettings:
     engine: str = "emulated"
     """``real``: validation, rendering, prefill and decode on the real backend
     (``sim.testbed.engine``, the optional group ``engine``)."""
+    limits: Limits = field(default_factory=Limits)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ServerSettings:
+        return cls(**{**data, "limits": Limits(**data["limits"])})
 
 
 def keepalive_timeout_s(scenario: Scenario) -> float:
@@ -71,17 +81,20 @@ async def serve(
         from sim.testbed.engine.backend import RealBackend
 
         backend = RealBackend()
-    emulator = Emulator(scenario, lead, backend)
+    emulator = Emulator(scenario, lead, backend, settings.limits)
     service = Service(emulator, settings.api_key, settings.max_frame_bytes)
+    most = connection_limit(settings.limits, raise_descriptor_limit())
     config = uvicorn.Config(
         service.app(),
-        http="h11",
+        http=limited_protocol(most),
         ws="websockets-sansio",
         ws_max_size=4 * settings.max_frame_bytes,
         ws_ping_interval=None,
         # uvicorn annotates an int but hands it to loop.call_later, which takes the fractional
         # seconds a time-scaled keep-alive needs.
         timeout_keep_alive=keepalive_timeout_s(scenario),  # type: ignore[arg-type]
+        # One Ctrl-C stops the server within this time, requests in flight or not.
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         log_level="warning",
         lifespan="off",
     )
@@ -91,14 +104,28 @@ async def serve(
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     linked = settings.link_rtt_s > 0
-    listener.bind((HOST, 0) if linked else (settings.host, settings.port))
+    address = (HOST, 0) if linked else (settings.host, settings.port)
+    try:
+        listener.bind(address)
+    except OSError as error:
+        listener.close()
+        raise ScenarioError(
+            f"--port {settings.port}: cannot listen on {address[0]}:{address[1]} "
+            f"({error.strerror or error})"
+        ) from None
     # Listening before saying ready: a client may connect while uvicorn still starts up.
     listener.listen(2048)
     server = uvicorn.Server(config)
     port = listener.getsockname()[1]
     if linked:
         link = DelayLink(port, settings.link_rtt_s, TimerLead(lead.lead_s))
-        port = await link.start(settings.host, settings.port)
+        try:
+            port = await link.start(settings.host, settings.port)
+        except OSError as error:
+            raise ScenarioError(
+                f"--port {settings.port}: cannot listen on {settings.host}:{settings.port} "
+                f"({error.strerror or error})"
+            ) from None
     on_ready(port)
     await server.serve(sockets=[listener])
 
@@ -107,7 +134,7 @@ def _child_main() -> None:
     """The child process: read the settings from stdin, serve, stop when stdin closes."""
     request = json.loads(sys.stdin.readline())
     scenario = validate(request["scenario"])
-    settings = ServerSettings(**request["settings"])
+    settings = ServerSettings.from_json(request["settings"])
 
     async def main() -> None:
         loop = asyncio.get_running_loop()

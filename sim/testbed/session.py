@@ -40,11 +40,13 @@ from sim.testbed.comparison import (
 from sim.testbed.driver import DEFAULT_TURN_LIMIT, Agent
 from sim.testbed.emulated import check_emulated, check_real
 from sim.testbed.fleet import measure_fleet, simulated_fleet
+from sim.testbed.limits import raise_descriptor_limit
 from sim.testbed.network import ENDPOINT, SCENARIO, Network, testbed_network
 from sim.testbed.observe import ServerView, split_turns
 from sim.testbed.observed import observed_turns
 from sim.testbed.records import RolloutRecord, observed_shape
 from sim.testbed.results import LiveResult, TransportResult
+from sim.testbed.run_estimate import check_testbed
 from sim.testbed.server import DEFAULT_API_KEY, ServerSettings, emulator_process
 from sim.testbed.timescale import scale_time
 from sim.testbed.trace_out import epoch_offset_s, rollout_requests
@@ -93,6 +95,14 @@ def run_testbed(request: Request, progress: Progress | None = None) -> LiveResul
     check_emulated(request.scenario)
     if request.engine == "real":
         check_real(request.scenario, request.time_scale, request.base_url)
+    check_testbed(
+        request.spec,
+        request.scenario,
+        request.transports,
+        request.rollouts,
+        FLEET_REPLICATIONS,
+    )
+    raise_descriptor_limit()  # a fleet holds a connection or two per agent
     scaled = scale_time(request.scenario, request.time_scale)
     measure = _measure_fleet if request.scenario.load.agents > 1 else _measure
     writer = OtlpWriter(request.otel, "testbed") if request.otel else nullcontext()

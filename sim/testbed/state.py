@@ -2,13 +2,15 @@
 
 A response's state is the whole conversation after it (input and output items),
 with the rollout it belongs to.  ``store=true`` responses go to the persistent
-``ResponseStore`` (reloading them costs the state-store stage); every response on
+``ResponseStore`` (reloading them costs the state-store stage), kept for a time
+to live and within a byte budget (``sim.testbed.limits``); every response on
 a WebSocket goes to its connection's ``ConnectionCache`` (an in-memory lookup),
 which dies with the connection.
 """
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -32,18 +34,49 @@ class ResponseState:
     store: bool
 
 
-class ResponseStore:
-    """Persistent storage of ``store=true`` responses (shared by every connection)."""
+ITEM_OVERHEAD_BYTES = 512
+"""Bytes an item costs the store besides its text (its object and keys), an upper bound."""
 
-    def __init__(self) -> None:
-        self._states: dict[str, ResponseState] = {}
+
+class ResponseStore:
+    """Persistent storage of ``store=true`` responses (shared by every connection), kept for
+    ``ttl_s`` and, oldest first, within ``budget_bytes``.
+
+    A response is charged the text of its whole context (``context_tokens`` at
+    ``bytes_per_token``) plus ``ITEM_OVERHEAD_BYTES`` an item: responses of one chain share
+    their items, so the charge bounds the memory held from above.
+    """
+
+    def __init__(self, bytes_per_token: float, ttl_s: float, budget_bytes: float) -> None:
+        self._bytes_per_token, self._ttl_s, self._budget = bytes_per_token, ttl_s, budget_bytes
+        self._states: OrderedDict[str, tuple[ResponseState, float, float]] = OrderedDict()
+        self.bytes = 0.0
 
     def get(self, response_id: str) -> ResponseState | None:
-        return self._states.get(response_id)
+        self._expire(time.monotonic())
+        kept = self._states.get(response_id)
+        return kept[0] if kept is not None else None
 
     def put(self, state: ResponseState) -> None:
-        if state.store:
-            self._states[state.response_id] = state
+        if not state.store:
+            return
+        charge = state.context_tokens * self._bytes_per_token
+        charge += ITEM_OVERHEAD_BYTES * len(state.context)
+        self._states[state.response_id] = (state, time.monotonic(), charge)
+        self.bytes += charge
+        self._expire(time.monotonic())
+
+    def __len__(self) -> int:
+        return len(self._states)
+
+    def _expire(self, now_s: float) -> None:
+        """Drop the oldest responses while they are past their time or over the budget."""
+        while self._states:
+            _, stored_s, charge = next(iter(self._states.values()))
+            if now_s - stored_s <= self._ttl_s and self.bytes <= self._budget:
+                return
+            self._states.popitem(last=False)
+            self.bytes -= charge
 
 
 class ConnectionCache:

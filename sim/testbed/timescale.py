@@ -11,24 +11,66 @@ with one seed are the unscaled draws times the factor (common random numbers).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from models.errors import ScenarioError
 from models.loading import validate
 from models.scenario import Scenario
 
 _DURATION_SUFFIXES = ("_s", "_ms")
 _RATE_SUFFIXES = ("_tps", "_per_s", "_per_hour")
+_BISECTIONS = 30
+"""Halvings of the log-distance to 1 when looking for the nearest allowed time scale."""
 _SCALED_SECTIONS = ("workload", "client", "network", "api", "safety", "inference", "connection")
 
 
 def scale_time(scenario: Scenario, time_scale: float) -> Scenario:
-    """``scenario`` with durations multiplied by ``time_scale`` and rates divided by it."""
-    if not time_scale > 0:
-        raise ValueError(f"time_scale = {time_scale}: must be > 0")
+    """``scenario`` with durations multiplied by ``time_scale`` and rates divided by it.
+
+    A time scale that takes a field out of its range is refused naming the time scale,
+    the field it moved and the nearest time scale this scenario allows (the field's own
+    value was valid: blaming it named a field the user never set).
+    """
+    if not (time_scale > 0 and math.isfinite(time_scale)):
+        raise ScenarioError(f"--time-scale = {time_scale}: must be a finite number > 0")
+    try:
+        return validate(_scaled(scenario, time_scale))
+    except ScenarioError as error:
+        nearest = _nearest_allowed(scenario, time_scale)
+        side = "smallest" if time_scale < 1.0 else "largest"
+        raise ScenarioError(
+            f"--time-scale = {time_scale:g}: it makes the scenario's {error}; the {side} "
+            f"time scale this scenario allows is about {nearest:.2g}"
+        ) from None
+
+
+def _scaled(scenario: Scenario, time_scale: float) -> dict[str, Any]:
     data = scenario.model_dump(mode="json", by_alias=True)
     for section in (*_SCALED_SECTIONS, "load"):
         data[section] = _scaled_table(data[section], time_scale)
-    return validate(data)
+    return data
+
+
+def _allowed(scenario: Scenario, time_scale: float) -> bool:
+    try:
+        validate(_scaled(scenario, time_scale))
+    except ScenarioError:
+        return False
+    return True
+
+
+def _nearest_allowed(scenario: Scenario, time_scale: float) -> float:
+    """The allowed time scale nearest ``time_scale`` towards 1 (which is allowed: the
+    scenario is valid), by bisection on the log scale."""
+    refused, allowed = math.log(time_scale), 0.0
+    for _ in range(_BISECTIONS):
+        middle = (refused + allowed) / 2
+        if _allowed(scenario, math.exp(middle)):
+            allowed = middle
+        else:
+            refused = middle
+    return math.exp(allowed)
 
 
 def factor_of(name: str, time_scale: float) -> float:

@@ -23,7 +23,8 @@ import numpy as np
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from sim.testbed.emulator import Emulator
-from sim.testbed.protocol import ApiError, Event
+from sim.testbed.protocol import SERVER_ERROR, ApiError, Event, log_failure, shown
+from sim.testbed.request_check import parse_body
 from sim.testbed.state import ConnectionCache
 from sim.testbed.timing import websocket_timing
 
@@ -33,6 +34,10 @@ NAMED_LANES = 32
 """Distinct named lanes (``stream_id``) a connection accepts."""
 CLOSE_LIFETIME = 1001
 CLOSE_DROPPED = 1012
+CLOSE_NOT_READING = 1008
+OUTBOX_EVENTS = 16_384
+"""Events a connection may have waiting for its client to read them (a few hundred
+responses' worth); beyond that the client is not reading, and the connection closes."""
 
 
 class Socket:
@@ -57,6 +62,7 @@ class Socket:
         self._idle = asyncio.Event()
         self._idle.set()
         self._outbox: asyncio.Queue[Event] = asyncio.Queue()
+        self._closing: asyncio.Task[None] | None = None
 
     def drop_after(self, rng: np.random.Generator | None, drops_per_hour: float) -> None:
         """Draw this connection's unplanned drop (the simulation's exponential draw)."""
@@ -68,7 +74,14 @@ class Socket:
 
     async def send(self, event: Event) -> None:
         """Queue an event for the socket's writer: a slow reader never holds up the service
-        (the accelerator streams into a buffer; the network drains it)."""
+        (the accelerator streams into a buffer; the network drains it).  A client that lets
+        more than ``OUTBOX_EVENTS`` pile up is not reading: its connection is closed."""
+        if self._outbox.qsize() >= OUTBOX_EVENTS:
+            if self._closing is None:
+                self._closing = asyncio.create_task(
+                    self.websocket.close(CLOSE_NOT_READING, "the client is not reading its events")
+                )
+            return
         self._outbox.put_nowait(event)
 
     async def _write(self) -> None:
@@ -88,15 +101,23 @@ class Socket:
                 message = await self.websocket.receive()
                 if message["type"] == "websocket.disconnect":
                     return
-                await self._frame(
-                    message.get("text") or message.get("bytes") or "", time.monotonic()
-                )
+                await self._read(message.get("text") or message.get("bytes") or "")
         except WebSocketDisconnect:
             return
         finally:
-            for task in (expiry, writer, *self._workers):
+            tasks = (expiry, writer, *self._workers, *filter(None, [self._closing]))
+            for task in tasks:
                 task.cancel()
-            await asyncio.gather(expiry, writer, *self._workers, return_exceptions=True)
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _read(self, data: str | bytes) -> None:
+        """One frame; a failure inside the service answers it with a 500 error event, and
+        the connection goes on (it used to drop without a close frame)."""
+        try:
+            await self._frame(data, time.monotonic())
+        except Exception as error:
+            log_failure(error)
+            await self.send(SERVER_ERROR.ws_event())
 
     async def _frame(self, data: str | bytes, arrived_s: float) -> None:
         size = len(data.encode() if isinstance(data, str) else data)
@@ -108,14 +129,12 @@ class Socket:
             )
             return
         try:
-            event = json.loads(data)
-        except (ValueError, UnicodeDecodeError):
-            await self.send(
-                ApiError(400, "invalid_json", "The frame is not valid JSON.").ws_event()
-            )
+            event = parse_body(data)
+        except ApiError as error:
+            await self.send(error.ws_event())
             return
-        if not isinstance(event, dict) or event.get("type") != "response.create":
-            kind = event.get("type") if isinstance(event, dict) else None
+        if event.get("type") != "response.create":
+            kind = shown(event.get("type"))
             await self.send(
                 ApiError(
                     400, "unknown_event_type", f"Unknown event type {kind!r}.", "type"
@@ -123,19 +142,37 @@ class Socket:
             )
             return
         lane = event.get("stream_id")
+        if lane is not None and not isinstance(lane, str):
+            await self.send(
+                ApiError(
+                    400, "invalid_stream_id", f"Lane {shown(lane)} refused.", "stream_id"
+                ).ws_event()
+            )
+            return
         if lane not in self._lanes:
-            if lane is not None and (not isinstance(lane, str) or len(self._lanes) > NAMED_LANES):
-                code = (
-                    "invalid_stream_id"
-                    if not isinstance(lane, str)
-                    else "websocket_stream_limit_reached"
-                )
+            if lane is not None and len(self._lanes) > NAMED_LANES:
                 await self.send(
-                    ApiError(400, code, f"Lane {lane!r} refused.", "stream_id").ws_event()
+                    ApiError(
+                        400,
+                        "websocket_stream_limit_reached",
+                        f"Lane {shown(lane)!r} refused.",
+                        "stream_id",
+                    ).ws_event()
                 )
                 return
             self._lanes[lane] = asyncio.Queue()
             self._workers.append(asyncio.create_task(self._lane(lane, self._lanes[lane])))
+        most = self.emulator.limits.ws_queue_length
+        if self._pending >= most:
+            await self.send(
+                ApiError(
+                    429,
+                    "rate_limit_exceeded",
+                    f"This connection has {most} responses waiting or running; "
+                    "wait for one to finish before sending another.",
+                ).ws_event(lane if isinstance(lane, str) else None)
+            )
+            return
         self._pending += 1
         self._idle.clear()
         self._lanes[lane].put_nowait((event, arrived_s))
@@ -152,6 +189,9 @@ class Socket:
             body, arrived_s = await queue.get()
             try:
                 await self._respond(body, arrived_s, lane, emit)
+            except Exception as error:  # the request fails; its lane goes on with the next
+                log_failure(error)
+                await self.send(SERVER_ERROR.ws_event(lane))
             finally:
                 self._pending -= 1
                 if self._pending == 0:
