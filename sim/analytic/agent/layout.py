@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from models.retry_policy import expected_failed_attempts, expected_retry_wait_s
+from models.retry_policy import expected_failed_attempts, expected_http_wait_s
 from sim.analytic.agent.columns import ObjectColumn
 from sim.analytic.agent.expected_draws import ExpectedDraws
 from sim.turn.compaction import without_compaction
@@ -134,7 +134,7 @@ def expected_turns(
         missing_history_tokens=(1.0 - resident) * prior_tokens,
         failed_early=failed * r.early_error_fraction,
         failed_late=failed * (1.0 - r.early_error_fraction),
-        retry_wait_s=expected_retry_wait_s(r, r.server_error_prob),
+        retry_wait_s=expected_http_wait_s(r, r.server_error_prob),
         **without_compaction(shape),
     )
 
