@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 from models.scenario import Scenario
 from models.stages import POOLS, STAGE_COLUMN, Pool, Side, Stage
-from sim.analytic.agent.engine import Expectation, expect
+from sim.analytic.agent.engine import Expectation, expect, expect_turns
 from sim.analytic.fleet.rate_limit import RateCap, rate_cap
-from sim.analytic.fleet.residency import fleet_history_resident
+from sim.analytic.fleet.residency import fleet_missing
 from sim.turn.phases import JOINED_SIDES, PHASES
 from sim.turn.transports import Transport
 
@@ -129,12 +129,11 @@ class FleetDemand:
 
 def fleet_demand(scenario: Scenario, transport: Transport) -> FleetDemand:
     """The demand and visits of one rollout on each pool of ``scenario.capacity``; with KV
-    residency, at the hit rate Che's approximation gives the fleet's load."""
-    e = expect(scenario, transport)
-    resident = None
+    residency, at the hit rate the fleet's load gives (``sim.analytic.fleet.residency``)."""
+    missing = None
     if scenario.kv_cache.residency:
-        resident = fleet_history_resident(scenario, transport, e)
-        e = expect(scenario, transport, resident)
+        missing = fleet_missing(scenario, transport, expect_turns(scenario, transport))
+    e = expect(scenario, transport, missing)
     blocking_only = scenario.model_copy(
         update={
             "safety": scenario.safety.model_copy(
@@ -143,7 +142,7 @@ def fleet_demand(scenario: Scenario, transport: Transport) -> FleetDemand:
         }
     )
     stage = {s: float(e.stage_s[STAGE_COLUMN[s]]) for s in Stage}
-    blocking_s = expect(blocking_only, transport, resident).safety_cpu_s
+    blocking_s = expect(blocking_only, transport, missing).safety_cpu_s
     side_s = {
         Side.PARALLEL_SAFETY: max(0.0, e.safety_cpu_s - blocking_s),
         Side.OVERLAPPED_POST: max(
