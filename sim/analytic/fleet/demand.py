@@ -25,10 +25,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from models.scenario import Scenario
 from models.stages import POOLS, STAGE_COLUMN, Pool, Side, Stage
 from sim.analytic.agent.engine import Expectation, expect, expect_turns
-from sim.analytic.fleet.rate_limit import RateCap, rate_cap
+from sim.analytic.fleet.rate_limit import LimitModel, RateCap, limit_model
 from sim.analytic.fleet.residency import fleet_missing
 from sim.turn.phases import JOINED_SIDES, PHASES
 from sim.turn.transports import Transport
@@ -85,8 +87,13 @@ class FleetDemand:
     replicas: int
     streams_per_replica: int
     slowdown_per_stream: float
-    rate_cap: RateCap | None = None
-    """What the organizations' rate limits admit (None: no limit)."""
+    limit: LimitModel | None = None
+    """The organizations' binding rate limit as the agents meet it (None: no limit)."""
+
+    @property
+    def rate_cap(self) -> RateCap | None:
+        """What the organizations' rate limits admit (None: no limit)."""
+        return None if self.limit is None else self.limit.cap
 
     @property
     def turns(self) -> float:
@@ -131,8 +138,10 @@ def fleet_demand(scenario: Scenario, transport: Transport) -> FleetDemand:
     """The demand and visits of one rollout on each pool of ``scenario.capacity``; with KV
     residency, at the hit rate the fleet's load gives (``sim.analytic.fleet.residency``)."""
     missing = None
-    if scenario.kv_cache.residency:
-        missing = fleet_missing(scenario, transport, expect_turns(scenario, transport))
+    needs_turns = scenario.kv_cache.residency or scenario.rate_limit.limits
+    table = expect_turns(scenario, transport) if needs_turns else None
+    if table is not None and scenario.kv_cache.residency:
+        missing = fleet_missing(scenario, transport, table)
     e = expect(scenario, transport, missing)
     blocking_only = scenario.model_copy(
         update={
@@ -206,5 +215,15 @@ def fleet_demand(scenario: Scenario, transport: Transport) -> FleetDemand:
         replicas=c.inference_replicas,
         streams_per_replica=c.streams_per_replica,
         slowdown_per_stream=c.decode_slowdown_per_stream,
-        rate_cap=rate_cap(scenario, e),
+        limit=None
+        if table is None
+        else limit_model(scenario, e, table, _reprefill_s(scenario, missing)),
     )
+
+
+def _reprefill_s(scenario: Scenario, missing: np.ndarray | None) -> np.ndarray | None:
+    """Each turn's prefill of the history its replica no longer holds."""
+    if missing is None:
+        return None
+    i = scenario.inference
+    return i.prefix_cache_hit_fraction * missing / i.prefill_tps

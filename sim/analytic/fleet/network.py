@@ -37,10 +37,11 @@ import numpy as np
 from models.stages import POOLS, Pool
 from sim.analytic.fleet.demand import FleetDemand
 from sim.analytic.fleet.queueing import MvaRows, closed_mva, erlang_c, mmc_wait_s
-from sim.analytic.fleet.rate_limit import overload_reason
+from sim.analytic.fleet.rate_limit import LimitModel, overload_reason
 
 _SAFETY, _INFERENCE = POOLS.index(Pool.SAFETY), POOLS.index(Pool.INFERENCE)
 _FIXED_POINT_STEPS = 200
+_LIMIT_STEPS = 4
 _NEVER_QUEUES = 2**60
 """Servers of a pool that can never queue, as the solvers see it."""
 
@@ -181,31 +182,42 @@ def closed_curve(demand: FleetDemand, max_agents: int) -> list[FleetPoint]:
         )
         for step in closed_mva(net.queueing_servers, max_agents, net.demand_s, net.cycle_s)
     ]
-    cap = demand.rate_cap
-    if cap is None or curve[-1].rollouts_per_s <= cap.rollouts_per_s:
+    if demand.limit is None:
         return curve
-    # Throughput rises with the population: the last point under the cap is what the
-    # pools see at every population above it, whose other agents wait refused.
-    under = bisect_right([p.rollouts_per_s for p in curve], cap.rollouts_per_s)
-    base = curve[max(under, 1) - 1]
-    scale = cap.rollouts_per_s / base.rollouts_per_s
-    turns = demand.turns
-    for index in range(under, len(curve)):
-        agents = index + 1
-        e2e_s = max(base.e2e_s, agents / cap.rollouts_per_s - demand.think_s)
-        wait_s = e2e_s - base.e2e_s
-        curve[index] = replace(
-            base,
-            agents=agents,
-            rollouts_per_s=cap.rollouts_per_s,
-            e2e_s=e2e_s,
-            ttft_s=base.ttft_s + wait_s / turns,
-            utilization={p: u * scale for p, u in base.utilization.items()},
-            queue_length={p: q * scale for p, q in base.queue_length.items()},
-            rate_limit_wait_s=wait_s,
-            refused_per_request=wait_s / turns / cap.attempt_s,
-        )
-    return curve
+    return [_limited(curve, demand, demand.limit, agents) for agents in range(1, max_agents + 1)]
+
+
+def _limited(curve: list[FleetPoint], d: FleetDemand, model: LimitModel, agents: int) -> FleetPoint:
+    """The point of ``agents`` under the rate limit (``sim.analytic.fleet.rate_limit``): the
+    pools see the population whose unlimited throughput is the admitted one, and the rest
+    of the cycle is refused."""
+    throughputs = [p.rollouts_per_s for p in curve]
+    base = curve[agents - 1]
+    limited = model.limited(model.turn_s, agents)
+    if limited.refused_s_per_turn == 0.0:
+        return base
+    for _ in range(_LIMIT_STEPS):
+        waits_s = (sum(base.path_wait_s.values()) + base.decode_s - d.decode_s) / d.turns
+        limited = model.limited(model.turn_s + waits_s, agents)
+        rate = agents / (limited.e2e_s + d.think_s)
+        below = max(bisect_right(throughputs, rate), 1) - 1
+        if curve[below] is base:
+            break
+        base = curve[below]
+    rate = agents / (limited.e2e_s + d.think_s)
+    scale = rate / base.rollouts_per_s
+    wait_s = max(0.0, limited.e2e_s - base.e2e_s)
+    return replace(
+        base,
+        agents=agents,
+        rollouts_per_s=rate,
+        e2e_s=limited.e2e_s,
+        ttft_s=base.ttft_s + wait_s / d.turns,
+        utilization={p: u * scale for p, u in base.utilization.items()},
+        queue_length={p: q * scale for p, q in base.queue_length.items()},
+        rate_limit_wait_s=wait_s,
+        refused_per_request=limited.refused_per_request,
+    )
 
 
 def open_point(demand: FleetDemand, rollouts_per_s: float) -> FleetPoint:
