@@ -1,19 +1,48 @@
 # Two commands on a fresh machine: `make demo` and `make test`.
+# Each target installs what it needs and no more: `make demo` the engine and the command
+# line, `make dashboard` the dashboard's extra, `make test` every extra. Installs go
+# through uv (from the package index, into the venv), which shows its progress.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+UV := $(BIN)/uv
+INSTALL := $(UV) pip install --python $(BIN)/python
+# Every extra the suite, the docs scripts and the benchmarks import (JupyterLab, in the
+# notebooks extra, is left to `make notebooks`: the suite runs the notebooks without it).
+ALL_EXTRAS := dashboard,sweep,dev,testbed
 
-.PHONY: setup demo test test-fast lint format bench docs dashboard clean
+.PHONY: setup demo test test-fast coverage lint format bench docs dashboard notebooks clean
 
-setup: $(VENV)/.installed
+setup: $(VENV)/.installed-all
 
-$(VENV)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --quiet --upgrade pip
-	$(BIN)/pip install --quiet --quiet -e '.[dashboard,sweep,dev,testbed]'
+# The venv gets no pip of its own (ensurepip alone takes longer than every install after
+# it); the machine's pip puts uv into it.
+$(UV):
+	$(PYTHON) -m venv --without-pip $(VENV)
+	$(PYTHON) -m pip --python $(BIN)/python install --disable-pip-version-check uv
+
+# The engine, the analysis and the command line: what `make demo` needs.
+$(VENV)/.installed-core: pyproject.toml | $(UV)
+	$(INSTALL) -e .
 	touch $@
 
-demo: setup  ## the headline: per-request HTTP vs WebSocket mode on codex-spark
+$(VENV)/.installed-dashboard: pyproject.toml $(VENV)/.installed-core
+	$(INSTALL) -e '.[dashboard]'
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml $(VENV)/.installed-core
+	$(INSTALL) -e '.[dev]'
+	touch $@
+
+$(VENV)/.installed-notebooks: pyproject.toml $(VENV)/.installed-core
+	$(INSTALL) -e '.[notebooks]'
+	touch $@
+
+$(VENV)/.installed-all: pyproject.toml $(VENV)/.installed-core
+	$(INSTALL) -e '.[$(ALL_EXTRAS)]'
+	touch $@
+
+demo: $(VENV)/.installed-core  ## the headline: per-request HTTP vs WebSocket mode on codex-spark
 	$(BIN)/loopbudget compare codex-spark:http codex-spark:ws
 
 test: setup lint  ## lint, then the whole test suite
@@ -22,11 +51,16 @@ test: setup lint  ## lint, then the whole test suite
 test-fast: setup  ## the fast loop for every change: no fleets, live servers, browser or notebooks
 	$(BIN)/python -m pytest -m "not slow and not live and not browser and not notebook"
 
-lint: setup
+coverage: setup  ## the whole suite under coverage.py: the share of lines of models/ and sim/ it runs
+	$(BIN)/python -m pytest --cov --cov-report=term:skip-covered
+
+# mypy reads the packages of every extra (the dashboard, sweeps and the testbed use them).
+lint: setup  ## ruff, then mypy (strict on models/ and both engines)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
-format: setup
+format: $(VENV)/.installed-dev
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
@@ -36,9 +70,12 @@ bench: setup  ## speed and memory, as ratios against a bare SimPy skeleton
 docs: setup  ## regenerate the tables and numbers the docs quote from the model (minutes)
 	$(BIN)/python -m docs.scripts.regenerate
 
-dashboard: setup  ## the what-if dashboard on http://127.0.0.1:8501
+dashboard: $(VENV)/.installed-dashboard  ## the what-if dashboard on http://127.0.0.1:8501
 	$(BIN)/streamlit run app.py --server.address 127.0.0.1 --server.headless true --client.toolbarMode minimal \
 		--browser.gatherUsageStats false
+
+notebooks: $(VENV)/.installed-notebooks  ## JupyterLab on the classroom notebooks, http://127.0.0.1:8888
+	$(BIN)/jupyter lab --ip 127.0.0.1 --no-browser notebooks
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build *.egg-info

@@ -10,11 +10,13 @@ discrete-event engine (drawn values) and the analytic engine (expected values).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
+from typing import Protocol
 
 import numpy as np
 
-from models.scenario import Api, Scenario
+from models.scenario import Scenario
 from models.stages import FIRST_TOKEN_STAGES, Side, Stage
 
 _MS = 1e-3
@@ -107,11 +109,16 @@ class TurnCosts:
     @property
     def request_s(self) -> np.ndarray:
         """From the start of the request to the end of its response (all but the tool)."""
-        return sum(s for stage, s in self.stage_s.items() if stage is not Stage.TOOL)
+        return total(s for stage, s in self.stage_s.items() if stage is not Stage.TOOL)
 
     @property
     def turn_s(self) -> np.ndarray:
         return self.request_s + self.stage_s[Stage.TOOL]
+
+
+def total(seconds: Iterable[np.ndarray]) -> np.ndarray:
+    """``seconds`` added in order, as ``sum`` adds them (starting from zero)."""
+    return sum(seconds, np.zeros(()))
 
 
 def parallel_margin_s(scenario: Scenario, work: Work) -> np.ndarray:
@@ -147,9 +154,18 @@ def later_first_token_s(prefill_s: float, parallel_s: float, extra_s: float) -> 
     return max(prefill_s + extra_s, parallel_s) - max(prefill_s, parallel_s)
 
 
-def post_cpu_s(api: Api, runs: np.ndarray, tokens: np.ndarray) -> np.ndarray:
-    """Post-inference work (billing, logging, persisting) of ``runs`` over ``tokens`` output;
-    ``api`` may be a column form or anything with its two post fields."""
+class PostRates(Protocol):
+    """The two post fields of ``Api``: numbers, or arrays over points (a column form)."""
+
+    @property
+    def post_fixed_ms(self) -> float | np.ndarray: ...
+
+    @property
+    def post_per_1k_tokens_ms(self) -> float | np.ndarray: ...
+
+
+def post_cpu_s(api: PostRates, runs: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+    """Post-inference work (billing, logging, persisting) of ``runs`` over ``tokens`` output."""
     return (runs * api.post_fixed_ms + api.post_per_1k_tokens_ms * tokens * _PER_1K) * _MS
 
 

@@ -36,7 +36,7 @@ def one_line(error: ValidationError, model: type[BaseModel], prefix: str = "") -
 
 
 def _field_path(loc: tuple[Any, ...]) -> str:
-    parts = []
+    parts: list[str] = []
     for part in loc:
         if isinstance(part, int):
             parts[-1] = f"{parts[-1]}[{part}]" if parts else f"[{part}]"

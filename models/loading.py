@@ -108,14 +108,21 @@ def set_path(data: dict[str, Any], path: str, value: Any) -> None:
     node: Any = data
     for depth, key in enumerate(keys):
         where = ".".join(map(str, keys[: depth + 1]))
-        if isinstance(node, list) and not (isinstance(key, int) and 0 <= key < len(node)):
-            raise ScenarioError(f"--set {path}: {where}: index outside 0..{len(node) - 1}")
-        if not isinstance(node, dict | list):
-            raise ScenarioError(f"--set {path}: {where} is not inside a section of the scenario")
-        if depth == len(keys) - 1:
-            node[key] = value
+        last = depth == len(keys) - 1
+        if isinstance(node, list):
+            if not isinstance(key, int) or not 0 <= key < len(node):
+                raise ScenarioError(f"--set {path}: {where}: index outside 0..{len(node) - 1}")
+            if last:
+                node[key] = value
+            else:
+                node = node[key]
+        elif isinstance(node, dict):
+            if last:
+                node[key] = value
+            else:
+                node = node.get(key)
         else:
-            node = node[key] if isinstance(node, list) else node.get(key)
+            raise ScenarioError(f"--set {path}: {where} is not inside a section of the scenario")
 
 
 _INDEX = re.compile(r"\[(\d+)\]")

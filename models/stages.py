@@ -99,6 +99,12 @@ class Stage(StrEnum):
         return STAGE_TABLE[self].label
 
     @property
+    def phrase(self) -> str:
+        """The stage as words in a sentence (a label such as "client: tool" is a legend's
+        entry, not a noun): singular, lower case."""
+        return _PHRASES[self]
+
+    @property
     def colour(self) -> str:
         return STAGE_TABLE[self].colour
 
@@ -127,7 +133,7 @@ _C, _N, _A, _S, _I, _T = (
 # Colour-blind-safe palette (Okabe-Ito and Tableau hues), one per stage.  The queue
 # stage is the time a turn waits for pools (filled in by the fleet); it holds none.
 # Failed attempts before the one that succeeds hold no pool either: a fleet does not
-# queue them (docs/model.md, section 11); nor is a compaction request, sent before the
+# queue them (docs/model/omissions.md); nor is a compaction request, sent before the
 # turn's own request and counted whole in its stage.
 STAGE_TABLE: dict[Stage, StageInfo] = {
     Stage.COMPACT: _row("compaction request (history summarised)", _I, "#17becf", None, True),
@@ -148,6 +154,27 @@ STAGE_TABLE: dict[Stage, StageInfo] = {
     Stage.POST: _row("api: post-inference", _A, "#d37295", Pool.API, False),
     Stage.DOWNLOAD: _row("network: download", _N, "#1f3a93", None, False),
     Stage.TOOL: _row("client: tool", _T, "#499894", None, False),
+}
+
+_PHRASES: dict[Stage, str] = {
+    Stage.COMPACT: "compaction",
+    Stage.RETRY: "retrying (failed attempts and backoff)",
+    Stage.CLIENT_BUILD: "request building on the client",
+    Stage.CONNECT: "connection setup",
+    Stage.RECOVER: "recovery from failed continuations",
+    Stage.UPLOAD: "upload",
+    Stage.VALIDATE: "validation",
+    Stage.STATE_LOAD: "state loading",
+    Stage.RENDER: "rendering (tokenization)",
+    Stage.ROUTE: "routing",
+    Stage.HOPS: "the intermediate hops",
+    Stage.SAFETY: "safety classification",
+    Stage.QUEUE: "queueing for pools",
+    Stage.PREFILL: "prefill",
+    Stage.DECODE: "decoding",
+    Stage.POST: "post-inference work",
+    Stage.DOWNLOAD: "download",
+    Stage.TOOL: "tool execution on the client",
 }
 
 STAGES: tuple[Stage, ...] = tuple(Stage)

@@ -42,7 +42,8 @@
 # %%
 from pathlib import Path
 
-Path("my-agent.toml").write_text("""\
+my_agent = Path("my-agent.toml")
+my_agent.write_text("""\
 extends = "codex-spark"
 name = "my-agent"
 description = "far from the API, with a browser tool"
@@ -56,6 +57,7 @@ weight = 0.1
 time_s = { kind = "lognormal", median = 1.0, sigma = 0.5 }
 output_tokens = { kind = "lognormal", median = 1500.0, sigma = 0.6 }
 """)
+print(f"wrote {my_agent}")
 
 # %% tags=["prediction"] typical={"predicted_reduction": 0.45}
 predicted_reduction = None  # e.g. 0.35 for 35%

@@ -14,13 +14,14 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
+from models.published import DECODE_MARKS
 from sim.sweep.execute import run_sweep
 from sim.sweep.plots import line_plot, save
 from sim.sweep.results_table import Results
 from sim.sweep.sweepfile import load_sweep
 
 HERE = Path(__file__).resolve().parent
-MARKS_TPS = (65.0, 1000.0, 4000.0)
+MARKS_TPS = tuple(DECODE_MARKS)
 """FACTS: GPT-5-class flagships ~65 tokens/s; Codex-Spark 1,000 sustained, bursts to 4,000."""
 PUBLISHED_REDUCTION = 0.40
 """FACTS: WebSocket mode up to about 40% faster end to end (vendor claim)."""

@@ -78,6 +78,7 @@ def varied_points() -> list[Scenario]:
     return points
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", list(Transport))
 def test_a_mixed_batch_gives_every_point_its_one_point_result(transport: Transport) -> None:
     points = varied_points()
@@ -121,6 +122,7 @@ POINT = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=25, derandomize=True, deadline=None)
 @given(points=st.lists(POINT, min_size=1, max_size=6), transport=st.sampled_from(list(Transport)))
 def test_any_mix_of_valid_points_equals_point_by_point(

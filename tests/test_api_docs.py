@@ -17,6 +17,7 @@ def test_the_page_has_examples() -> None:
     assert len(BLOCK.findall(PAGE.read_text())) >= 6
 
 
+@pytest.mark.slow
 def test_every_example_of_docs_api_runs(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     monkeypatch.chdir(ROOT)
     namespace: dict = {}

@@ -26,6 +26,8 @@ from sim.dashboard import charts, sweeps
 from sim.sweep.execute import run_sweep
 from sim.sweep.sweepfile import load_sweep
 
+pytestmark = pytest.mark.slow
+
 
 def test_fleet_preset_starts_with_a_note_and_single_agent_views(app: AppTest) -> None:
     app.selectbox(key="preset").set_value("codex-spark-fleet").run()
@@ -40,7 +42,7 @@ def test_fleet_preset_starts_with_a_note_and_single_agent_views(app: AppTest) ->
 def drawn_frames(monkeypatch: pytest.MonkeyPatch) -> dict[str, pd.DataFrame]:
     """The data frames the load view hands to its two charts, by chart name."""
     frames: dict[str, pd.DataFrame] = {}
-    for name in ("latency_chart", "utilization_chart"):
+    for name in ("latency_charts", "utilization_charts"):
         original = getattr(charts, name)
 
         def keep(frame: pd.DataFrame, _name: str = name, _original=original):
@@ -67,14 +69,14 @@ def test_more_agents_load_the_pools_more_and_http_loads_the_classifiers_most(
     app.number_input(key="field:capacity.safety_workers").set_value(1)
     app.run()
     app.text_input(key="load:agents").set_value("2, 4").run()
-    assert simulated(drawn_frames["latency_chart"]).empty
-    model = drawn_frames["utilization_chart"]
+    assert simulated(drawn_frames["latency_charts"]).empty
+    model = drawn_frames["utilization_charts"]
     model = model[model["source"] == "analytic"].set_index(["transport", "pool", "agents"])
     assert len(model) > 0
     assert any("Analytic estimate: http" in caption.value for caption in app.caption)
     button(app, "Simulate the fleet").click().run()
     assert_clean(app)
-    busy = simulated(drawn_frames["utilization_chart"]).set_index(["transport", "pool", "agents"])
+    busy = simulated(drawn_frames["utilization_charts"]).set_index(["transport", "pool", "agents"])
     busy = busy["utilization"].unstack("agents")
     assert (busy[4] >= busy[2]).all() and (busy[4] > busy[2])[busy[2] > 0].all()
     # Classifier work per rollout, parallel classifiers included, is 5.63 s over HTTP and
@@ -82,7 +84,7 @@ def test_more_agents_load_the_pools_more_and_http_loads_the_classifiers_most(
     # an HTTP agent keeps the classifiers about 5 times as busy.
     for agents in (2, 4):
         assert busy.loc[("http", "safety"), agents] > 3 * busy.loc[("ws", "safety"), agents]
-    latency = simulated(drawn_frames["latency_chart"])
+    latency = simulated(drawn_frames["latency_charts"])
     latency = latency.set_index(["transport", "statistic", "agents"])
     for agents in (2, 4):
         assert (

@@ -30,9 +30,10 @@ from sim.analysis.run import Engine, execute, parse_spec
 from sim.analysis.summary import compare
 from sim.analytic.agent.engine import expect
 from sim.dashboard.fields import scenario_fields
-from sim.dashboard.knobs import COVERED_PATHS, DECODE, HARDWARE, KNOBS
-from sim.dashboard.rescale import decode_tps, with_decode_tps
+from sim.dashboard.knobs import COVERED_PATHS, DECODE, HARDWARE, KNOBS, apply
 from sim.turn.transports import Transport
+
+pytestmark = pytest.mark.slow
 
 UP, DOWN = 1, -1
 HTTP, WS = "http", "ws"
@@ -71,7 +72,14 @@ def test_first_page_shows_the_verdict_on_the_largest_saving(app: AppTest) -> Non
     http, ws = (expect(load_scenario("codex-spark"), t) for t in (Transport.HTTP, Transport.WS))
     saved = http.stage_s - ws.stage_s
     biggest = STAGES[int(np.argmax(saved))]
-    assert f"the biggest saving is {biggest.label} ({saved.max():.2f} s per rollout)" in verdict
+    assert f"the biggest saving is in {biggest.phrase} ({saved.max():.2f} s per rollout)" in verdict
+
+
+def test_the_decode_knob_shows_the_speed_the_preset_states(app: AppTest) -> None:
+    """codex-spark's hardware states 1,000 tokens/s sustained with bursts (a constant 1,103
+    tokens/s decodes as fast on average): the knob shows the 1,000."""
+    assert app.select_slider(key=f"knob:{DECODE.key}").value == 1000.0
+    assert DECODE.show(1000.0) == "1,000"
 
 
 @pytest.mark.parametrize("tps, direction", [(65.0, DOWN), (4000.0, UP)])
@@ -81,7 +89,9 @@ def test_faster_decode_shows_a_larger_reduction(app: AppTest, tps: float, direct
     app.select_slider(key=f"knob:{DECODE.key}").set_value(tps).run()
     assert_clean(app)
     assert np.sign(reduction_shown(app) - before) == direction
-    moved = analytic_reductions(with_decode_tps(load_scenario("codex-spark"), tps))
+    preset = load_scenario("codex-spark")
+    _, moved_scenario = apply(preset.model_dump(mode="json", by_alias=True), preset, DECODE, tps)
+    moved = analytic_reductions(moved_scenario)
     assert reduction_shown(app) == pytest.approx(moved["end-to-end"], abs=0.0005)
 
 
@@ -150,7 +160,9 @@ def test_hardware_switch_moves_the_decode_knob_with_it(app: AppTest) -> None:
     app.selectbox(key=f"knob:{HARDWARE.key}").set_value("gpu-flagship").run()
     assert_clean(app)
     flagship = load_scenario("gpt5-flagship")
-    assert app.select_slider(key=f"knob:{DECODE.key}").value == pytest.approx(decode_tps(flagship))
+    assert app.select_slider(key=f"knob:{DECODE.key}").value == pytest.approx(64.0), (
+        "gpu-flagship's stated median"
+    )
     expected = analytic_reductions(flagship)["end-to-end"]
     assert reduction_shown(app) == pytest.approx(expected, abs=0.0005)
     assert reduction_shown(app) < analytic_reductions(load_scenario("codex-spark"))["end-to-end"]

@@ -94,6 +94,7 @@ def case_id(case: dict[str, Any]) -> str:
     return f"{case['row']}: {case['id']}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CLI_CASES, ids=map(case_id, CLI_CASES))
 def test_every_command_of_the_corpus_is_one_line_and_exit_code_2(
     case: dict[str, Any],
@@ -117,6 +118,7 @@ def test_every_command_of_the_corpus_is_one_line_and_exit_code_2(
     assert not (tmp_path / "out").exists(), "a refused sweep leaves no directory behind"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", DASHBOARD_CASES, ids=map(case_id, DASHBOARD_CASES))
 def test_every_dashboard_case_is_a_message_and_the_page_keeps_its_state(
     case: dict[str, Any], tmp_path: Path, results: Path, monkeypatch: pytest.MonkeyPatch

@@ -36,6 +36,7 @@ def slo_for(transport: Transport) -> list[Slo]:
     return [Slo(SloMetric.TTFT_MEAN_S, 2.5 * expect(tiny(), transport).ttft_mean_s)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", [Transport.HTTP, Transport.WS])
 def test_the_search_finds_what_an_exhaustive_scan_finds(transport: Transport) -> None:
     s, slos = tiny(), slo_for(transport)

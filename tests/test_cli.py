@@ -116,6 +116,7 @@ def test_unknown_field_in_a_file_names_its_path(cli: Cli, tmp_path: Path) -> Non
     assert_one_line_error(cli("run", str(path)), "api.render_ms", "unknown field")
 
 
+@pytest.mark.slow
 def test_installed_script_reports_bad_input_the_same_way(tmp_path: Path) -> None:
     path = tmp_path / "broken.toml"
     path.write_text(BAD_TOML)
@@ -132,6 +133,7 @@ def run_json(*args: str) -> bytes:
 SEEDED = ("compare", "codex-spark:http", "codex-spark:ws", "--rollouts", "60", "--seed", "11")
 
 
+@pytest.mark.slow
 def test_same_seed_same_json_across_processes() -> None:
     assert run_json(*SEEDED) == run_json(*SEEDED)
 

@@ -3,8 +3,8 @@
 ``test_the_lifetime_and_drop_sweep_lies_within_the_des_confidence_intervals``
 runs a coarse version of the sweep: ``connection.ws_lifetime_s`` from 5 to
 3,600 s and ``connection.ws_drops_per_hour`` from 0 to 120 on codex-spark:ws,
-plus one store=false point, with 30 tool calls per rollout (as the example of
-issue 8: a fixed turn count keeps the turn-count draw, which dominates the
+plus one store=false point, with 30 tool calls per rollout (a fixed turn count
+keeps the turn-count draw, which dominates the
 spread of e2e, out of what is compared).  The DES runs ``ROLLOUTS`` = 8,000
 rollouts per point at the preset seed (about 0.6 s each): the 95% CI of e2e is
 then about +-0.5% and of connections per rollout about +-0.01, tight enough to

@@ -23,7 +23,7 @@ from sim.dashboard.data import (
 from sim.dashboard.fields import lookup, scenario_fields
 from sim.dashboard.io import scenario_from_upload, scenario_toml
 from sim.dashboard.knobs import DECODE, DECODE_MARKS_TPS, KNOBS, apply
-from sim.dashboard.rescale import decode_tps, mean_tool_time_s
+from sim.dashboard.rescale import decode_tps, mean_tool_time_s, stated_decode_tps
 from sim.turn.transports import Transport
 
 
@@ -52,12 +52,14 @@ def test_generated_fields_cover_every_leaf_of_the_tree() -> None:
 
 
 @pytest.mark.parametrize("tps", [30.0, 65.0, 1000.0, 5000.0])
-def test_decode_knob_sets_the_effective_speed_and_keeps_bursts(tps: float) -> None:
+def test_decode_knob_sets_the_stated_speed_and_keeps_bursts(tps: float) -> None:
     scenario = load_scenario("codex-spark")
     data = scenario.model_dump(mode="json", by_alias=True)
     _, moved = apply(data, scenario, DECODE, tps)
-    assert decode_tps(moved) == pytest.approx(tps, rel=1e-12)
+    assert stated_decode_tps(moved) == pytest.approx(tps, rel=1e-12)
     assert moved.inference.decode_tps.kind == scenario.inference.decode_tps.kind
+    ratio = decode_tps(moved) / stated_decode_tps(moved)
+    assert ratio == pytest.approx(decode_tps(scenario) / 1000.0, rel=1e-12), "bursts scaled too"
 
 
 def test_tool_time_knob_keeps_the_mix() -> None:

@@ -1,7 +1,7 @@
 """What a newcomer met in the dashboard, each fixed and kept fixed: text big enough for a
 projector, the slope caption's story, distinct upload and download colours, a budget table
 without a scroll box, the sweep explorer on a one-at-a-time sweep, the preset box during an
-upload, a download button whose label fits, "still dominates", and downloads of charts,
+upload, a download button whose label fits, "still the largest share", and downloads of charts,
 tables and records."""
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from sim.dashboard.slopes import SLOPE_CALLS, local_slope, slopes
 from sim.sweep.execute import run_sweep
 from sim.sweep.sweepfile import load_sweep
 from sim.turn.transports import Transport
+
+pytestmark = pytest.mark.slow
 
 MIN_PX = 14
 
@@ -56,9 +58,15 @@ def every_chart() -> dict[str, Any]:
             data.amdahl_point(results, 1000.0),
             "http",
         ),
-        "scaling": charts.scaling_chart(data.scaling_frame(scenario, transports, 4), 30),
-        "latency": charts.latency_chart(latency),
-        "utilization": charts.utilization_chart(utilization),
+        **dict(
+            zip(
+                ("scaling-api-work", "scaling-e2e"),
+                charts.scaling_charts(data.scaling_frame(scenario, transports, 4), 30),
+                strict=True,
+            )
+        ),
+        **dict(zip(("load-e2e", "load-ttft"), charts.latency_charts(latency), strict=True)),
+        **{f"load-{pool}": chart for pool, chart in charts.utilization_charts(utilization).items()},
     }
 
 
@@ -195,10 +203,11 @@ def test_the_scenario_download_spans_the_sidebar(app: AppTest) -> None:
     assert where is not None and "column" not in where, "a half-width column cuts its label"
 
 
-def test_the_dashboard_says_still_dominates(app: AppTest) -> None:
+def test_the_dashboard_says_still_the_largest_share(app: AppTest) -> None:
     app.multiselect(key="transports").set_value(["http", "http-full"]).run()
-    verdicts = [b.value for b in app.markdown if "dominates" in b.value]
-    assert any("client: tool still dominates http-full" in v for v in verdicts), verdicts
+    verdicts = [b.value for b in app.markdown if "largest share" in b.value]
+    expected = "tool execution on the client is still the largest share of http-full"
+    assert any(expected in v for v in verdicts), verdicts
 
 
 def test_charts_download_as_png_and_svg() -> None:
@@ -207,10 +216,22 @@ def test_charts_download_as_png_and_svg() -> None:
     assert b"<svg" in downloads.chart_svg(chart)[:500]
 
 
+def test_every_chart_is_a_single_view_that_takes_the_width_of_its_place() -> None:
+    """A concatenated or faceted chart has a width of its own and overflows a narrow page;
+    a single view stretches to its column, its legend inside it."""
+    for name, chart in every_chart().items():
+        spec = chart.to_dict()
+        assert not {"hconcat", "vconcat", "concat", "facet"} & set(spec), name
+        assert "width" not in spec, name
+
+
 def test_the_page_offers_chart_table_and_record_downloads(app: AppTest) -> None:
     labels = [d.proto.label for d in app.get("download_button")]
-    assert labels.count("PNG") >= 6 and labels.count("SVG") >= 6 and "CSV" in labels
+    assert sum(label.endswith("chart (PNG)") for label in labels) >= 6
+    assert sum(label.endswith("chart (SVG)") for label in labels) >= 6
+    assert "the budget table (CSV)" in labels
+    assert len(set(labels)) == len(labels), "every download button says what it downloads"
     button(app, "Simulate (DES)").click().run()
     assert_clean(app)
     labels = [d.proto.label for d in app.get("download_button")]
-    assert "PARQUET" in labels
+    assert "rollout records (PARQUET)" in labels

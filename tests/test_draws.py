@@ -40,7 +40,7 @@ def reference_block(s: Scenario, block: int, replication: int = 0) -> Turns:
     calls = w.tool_calls_per_rollout.sample(rng(Draw.TOOL_CALLS), BLOCK_ROLLOUTS)
     total = int(calls.sum()) + BLOCK_ROLLOUTS
     output = w.output_tokens.sample(rng(Draw.OUTPUT_TOKENS), total)
-    tool_s, tool_output = _calls(
+    tool_s, tool_output, tool_kind = _calls(
         w, rng(Draw.TOOL_KIND), rng(Draw.TOOL_TIME), rng(Draw.TOOL_OUTPUT), total
     )
     final_turns = np.cumsum(calls.astype(np.int64) + 1) - 1
@@ -51,12 +51,13 @@ def reference_block(s: Scenario, block: int, replication: int = 0) -> Turns:
         extra = np.maximum(parallel - 1, 0).astype(np.int64)
         owner = np.repeat(np.arange(total), extra)
         extra_rng = rng(Draw.EXTRA_CALLS)
-        extra_s, extra_output = _calls(w, extra_rng, extra_rng, extra_rng, owner.size)
+        extra_s, extra_output, _ = _calls(w, extra_rng, extra_rng, extra_rng, owner.size)
         np.maximum.at(tool_s, owner, extra_s)
         tool_s = tool_s + extra * s.client.parallel_call_overhead_ms * 1e-3
         tool_output = tool_output + np.bincount(owner, weights=extra_output, minlength=total)
     tool_s[final_turns] = 0.0
     tool_output[final_turns] = 0.0
+    tool_kind[final_turns] = -1
     grown = history(
         calls, output, tool_output, w.first_message_tokens, w.output_items_per_turn, parallel
     )
@@ -85,6 +86,7 @@ def reference_block(s: Scenario, block: int, replication: int = 0) -> Turns:
         failed_late=late,
         retry_wait_s=wait_s,
         **without_compaction((total,)),
+        tool_kind=tool_kind,
     )
 
 
@@ -94,14 +96,14 @@ def _calls(
     time_rng: np.random.Generator,
     output_rng: np.random.Generator,
     count: int,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     kind = kind_rng.choice(len(w.tools), count, p=w.tool_probabilities())
     tool_s, tool_output = np.empty(count), np.empty(count)
     for index, tool in enumerate(w.tools):
         chosen = np.flatnonzero(kind == index)
         tool_s[chosen] = tool.time_s.sample(time_rng, chosen.size)
         tool_output[chosen] = tool.output_tokens.sample(output_rng, chosen.size)
-    return tool_s, tool_output
+    return tool_s, tool_output, kind
 
 
 def assert_same_turns(drawn: Turns, expected: Turns) -> None:
@@ -153,6 +155,7 @@ def test_the_first_rollouts_are_the_whole_blocks_first_rollouts(
         assert_same_turns(draw_turns(s, block, rollouts, replication), expected)
 
 
+@pytest.mark.slow
 def test_a_small_run_of_long_rollouts_holds_only_its_own_turns() -> None:
     """Two rollouts of 5,000 tool calls: the block has 5.1 million turns, the run keeps 10,002."""
     s = scenario("codex-spark", "workload.tool_calls_per_rollout=5000")

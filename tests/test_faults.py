@@ -18,8 +18,8 @@ import pytest
 from support import CliResult, assert_one_line_error, scenario
 from test_bad_corpus import BAD
 
+import sim.analysis.load_curve
 import sim.cli.app
-import sim.cli.load
 from models.errors import ScenarioError
 from sim.analysis.estimates import fleet_need, single_agent_need
 from sim.cli.output import json_text
@@ -112,7 +112,7 @@ def test_compare_checks_the_second_spec_before_simulating_the_first(
 def test_an_interrupted_load_prints_the_points_it_finished(
     cli: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = sim.cli.load.run_fleet
+    real = sim.analysis.load_curve.run_fleet
     calls = []
 
     def interrupted_second(*args: object, **options: object) -> object:
@@ -121,7 +121,7 @@ def test_an_interrupted_load_prints_the_points_it_finished(
             raise KeyboardInterrupt
         return real(*args, **options)
 
-    monkeypatch.setattr(sim.cli.load, "run_fleet", interrupted_second)
+    monkeypatch.setattr(sim.analysis.load_curve, "run_fleet", interrupted_second)
     result = cli("load", "tests/data/tiny-fleet.toml", "--agents", "2,3", "--json")
     assert result.exit_code == 130
     [point] = json.loads(result.stdout)["points"]
@@ -158,6 +158,7 @@ def test_the_explorer_opens_directories_under_its_root_only(tmp_path: Path) -> N
         inside_root(root, str(root / "out"))
 
 
+@pytest.mark.slow
 def test_the_estimates_are_upper_bounds_of_what_the_engines_use(tmp_path: Path) -> None:
     """Peak traced memory of small runs of each kind, against their estimates."""
     one = scenario("codex-spark")

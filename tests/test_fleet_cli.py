@@ -180,6 +180,7 @@ def test_load_json_of_closed_points_has_latency_throughput_and_utilization(cli: 
         assert all(0 <= u["mean"] <= 1 for u in point["utilization"].values())
 
 
+@pytest.mark.slow
 def test_capacity_answers_with_a_point_estimate_its_interval_and_its_probes(cli: Cli) -> None:
     """On the tiny fleet with a TTFT-mean SLO of twice the single-agent HTTP TTFT: for
     each transport the load at capacity meets the limit and the first failing load,

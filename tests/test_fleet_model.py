@@ -67,6 +67,7 @@ def measured() -> dict[tuple[Transport, int], list[Replication]]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("transport", [Transport.HTTP, Transport.WS])
 def test_mean_e2e_and_ttft_are_within_5_percent_of_the_des(transport: Transport) -> None:
     """At each population: mean e2e and mean TTFT within 5%, each pool's utilization

@@ -81,6 +81,7 @@ def mmc_parameters(s: Scenario) -> tuple[int, float, float]:
     return servers, s.load.rollouts_per_s, 1.0 / mean_service_s
 
 
+@pytest.mark.slow
 def test_the_mmc_fixture_is_a_single_exponential_stage_on_one_pool() -> None:
     """Only decode and the queue cost time (the download of 1e-9-byte tokens is below
     1e-30 s), every rollout is one turn, nothing waits outside the inference pool,

@@ -42,6 +42,7 @@ def net_inflow_per_s(s: Scenario) -> float:
     return s.load.rollouts_per_s - s.capacity.safety_workers / safety_s
 
 
+@pytest.mark.slow
 def test_the_backlog_grows_with_the_window_past_capacity() -> None:
     """Rollouts in system at the window's end are at least 80% of the net inflow x T
     (a fluid bound: completions cannot outpace the safety pool), and both that count and

@@ -28,6 +28,8 @@ from sim.dashboard.io import scenario_from_upload
 from sim.sweep.execute import run_sweep
 from sim.sweep.sweepfile import load_sweep
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 FUZZ = settings(
     max_examples=20,

@@ -101,6 +101,7 @@ def test_random_routing_finds_the_whole_history_one_time_in_r(replicas: int) -> 
     assert whole_history(s, turns, bound.turn_records)[later].all()
 
 
+@pytest.mark.slow
 def test_round_robin_in_a_fleet_is_about_one_r_of_affinity() -> None:
     """Many agents interleave, so the requests routed between two of one session's are
     many and varied, and round-robin lands a session back on its replica about 1/R of the

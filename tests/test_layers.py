@@ -1,5 +1,7 @@
 """The folders are layers: models <- turn <- the two engines (des | analytic) <- analysis <-
-capacity, report <- front-ends: sweep, testbed; cli, dashboard, api.
+capacity, report <- traces <- front-ends: sweep, testbed, record; cli, dashboard, api.
+The per-request trace table (``sim.traces.table``) sits below the reports, which write it;
+the rest of ``sim.traces`` (readers, summaries, the fit) sits above them.
 
 Every import of every module (function-level imports included) is parsed, and
 a module may import only its own layer and the layers below it.  The sweep and
@@ -27,8 +29,11 @@ LAYERS = {
     "sim.analysis": 4,
     "sim.capacity": 5,
     "sim.report": 5,
+    "sim.traces.table": 4.5,
+    "sim.traces": 5.5,
     "sim.sweep": 6,
     "sim.testbed": 6,
+    "sim.record": 6,
     "sim.cli": 7,
     "sim.dashboard": 7,
     "sim.api": 7,
@@ -108,14 +113,16 @@ def test_optional_packages_are_imported_only_where_they_are_needed(name: str, pa
         "sim.dashboard": {"dashboard", "sweep"},
         "sim.sweep": {"sweep"},
         "sim.testbed": {"testbed"},
+        "sim.record": {"testbed"},
     }.get(own, set())
-    front_ends = ("sim.dashboard", "sim.sweep", "sim.testbed")
+    front_ends = ("sim.dashboard", "sim.sweep", "sim.testbed", "sim.record")
     for imported in imports(path, top_level_only=own not in front_ends):
         group = OPTIONAL.get(imported.split(".")[0])
         if group is not None:
             assert group in allowed, f"{name} imports {imported} (optional group {group!r})"
 
 
+@pytest.mark.slow
 def test_the_engine_and_the_command_line_import_without_the_optional_groups() -> None:
     """In a fresh interpreter that cannot import streamlit, dask, playwright or the testbed's
     packages (the SDK and the ASGI stack)."""

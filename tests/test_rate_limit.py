@@ -88,6 +88,7 @@ def test_a_token_limit_charges_the_whole_request_and_a_large_one_goes_into_debt(
     assert limiter.retry_after_s(1, 10.0) == 0.0
 
 
+@pytest.mark.slow
 def test_a_limit_above_the_load_changes_nothing_bit_for_bit() -> None:
     _, free = fleet()
     _, limited = fleet("rate_limit.requests_per_minute=100000", "rate_limit.tokens_per_minute=1e10")
@@ -97,6 +98,7 @@ def test_a_limit_above_the_load_changes_nothing_bit_for_bit() -> None:
     assert free.turns_completed == limited.turns_completed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("organizations", [1, 2])
 def test_above_the_limit_the_admitted_rate_is_the_limit_of_each_organization(
     organizations: int,
@@ -116,6 +118,7 @@ def test_above_the_limit_the_admitted_rate_is_the_limit_of_each_organization(
     assert r.records.count == r.rollouts_started, "a measured rollout never finished"
 
 
+@pytest.mark.slow
 def test_a_token_limit_admits_its_tokens_per_minute() -> None:
     tpm = 20e6
     s, r = fleet(f"rate_limit.tokens_per_minute={tpm}")
@@ -141,6 +144,7 @@ def test_attempts_per_request_follow_littles_law_and_the_retry_after() -> None:
     assert refused == pytest.approx(wait_s / attempt_s, rel=0.03)
 
 
+@pytest.mark.slow
 def test_refusals_are_the_retry_stage_of_the_budget_and_the_trace() -> None:
     _, r = fleet(f"rate_limit.requests_per_minute={LIMIT_RPM}")
     records, turns = r.records, r.records.turn_records
@@ -153,6 +157,7 @@ def test_refusals_are_the_retry_stage_of_the_budget_and_the_trace() -> None:
     assert np.all(turns.ttft_s >= turns.stage_s[:, STAGE_COLUMN[Stage.RETRY]])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("overrides", "tolerance"),
     [
@@ -187,6 +192,7 @@ def test_the_analytic_fleet_under_the_limit_is_the_unlimited_one() -> None:
     assert limited.fleet.rate_limit.refused_per_request == 0.0
 
 
+@pytest.mark.slow
 def test_open_arrivals_above_the_limit_are_unstable_in_both_engines() -> None:
     overrides = (
         "load.kind='open'",
@@ -206,6 +212,7 @@ def test_a_resolution_under_a_millisecond_is_refused() -> None:
         scenario("codex-spark", "rate_limit.retry_after_resolution_s=0")
 
 
+@pytest.mark.slow
 def test_the_dashboards_load_view_says_what_the_limit_admits_and_the_429s() -> None:
     s, r = fleet(f"rate_limit.requests_per_minute={LIMIT_RPM}")
     assert rate_limit_notes(scenario("codex-spark-fleet"), (Transport.WS,), []) == []
@@ -216,6 +223,7 @@ def test_the_dashboards_load_view_says_what_the_limit_admits_and_the_429s() -> N
     assert f"{point.fleet.rate_limit.refused_per_request:.2f} 429s per request" in point_note
 
 
+@pytest.mark.slow
 def test_the_trace_marks_each_turns_429s_on_its_retry_span() -> None:
     _, r = fleet(f"rate_limit.requests_per_minute={LIMIT_RPM}")
     turns = r.records.turn_records
@@ -227,6 +235,7 @@ def test_the_trace_marks_each_turns_429s_on_its_retry_span() -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_runs_estimate_counts_the_429s_the_herd_will_send() -> None:
     """The refusals a run's cost estimate expects per simulated second are those the DES
     sends (the agents beyond what the cap keeps cycling, once per attempt interval)."""

@@ -77,6 +77,7 @@ def test_the_session_rotates_every_lifetime_not_every_rollout() -> None:
     assert records.cold_turns.mean() < 0.5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("transport", "lifetime_s", "drops_per_hour", "think_mean_s"),
     [
@@ -108,6 +109,7 @@ def test_http_keep_alive_survives_the_think_time_with_its_survival_probability()
     assert alone - kept == pytest.approx(1.0 - math.exp(-idle_s / 5.0), rel=1e-12)
 
 
+@pytest.mark.slow
 def test_a_closed_fleet_keeps_each_agent_s_connection() -> None:
     s = scenario(
         "codex-spark",

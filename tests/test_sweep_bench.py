@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from benchmarks.sweep_bench import main
 
 
+@pytest.mark.slow
 def test_the_quick_analytic_benchmark_reports_rates_and_ratios(tmp_path: Path, capsys) -> None:
     output = tmp_path / "sweep.json"
     results = main(["--quick", "--skip-des", "--output", str(output)])

@@ -11,10 +11,13 @@ import time
 from pathlib import Path
 
 import pyarrow.compute as pc
+import pytest
 
 from sim.sweep.execute import run_sweep
 from sim.sweep.store import ResultsDir, read_results
 from sim.sweep.sweepfile import load_sweep
+
+pytestmark = pytest.mark.slow
 
 POINTS = 60
 MANY_QUICK_POINTS = f"""

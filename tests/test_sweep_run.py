@@ -208,6 +208,7 @@ def cluster():
         yield local
 
 
+@pytest.mark.slow
 def test_a_des_sweep_on_two_dask_workers_equals_the_serial_run(tmp_path: Path, cluster) -> None:
     sweep = load_sweep(write(tmp_path, DES))
     serial = run_sweep(sweep, tmp_path / "serial", workers=0)

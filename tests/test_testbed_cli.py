@@ -20,6 +20,8 @@ from sim.testbed.session import Request, run_testbed
 from sim.testbed.timescale import scale_time
 from sim.turn.transports import Transport
 
+pytestmark = pytest.mark.live
+
 Cli = Callable[..., CliResult]
 LOOPBUDGET = Path(sys.executable).with_name("loopbudget")
 

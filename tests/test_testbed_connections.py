@@ -12,9 +12,12 @@ import pytest
 from support import scenario
 from testbed_support import kept
 
+from sim.testbed.network import LOOPBACK
 from sim.testbed.results import LiveResult
 from sim.testbed.session import Request, run_testbed
 from sim.turn.transports import Transport
+
+pytestmark = [pytest.mark.live, pytest.mark.slow]
 
 ROLLOUTS = 6
 TIME_SCALE = 0.25
@@ -35,14 +38,20 @@ def cache_loss() -> LiveResult:
         "connection.ws_drops_per_hour=0",
         "connection.store=false",
     )
-    request = Request("cache-loss", lossy, (Transport.WS,), ROLLOUTS, RECOVERY_TIME_SCALE)
+    request = Request(
+        "cache-loss", lossy, (Transport.WS,), ROLLOUTS, RECOVERY_TIME_SCALE, network=LOOPBACK
+    )
     return kept(run_testbed(request))
 
 
 @pytest.fixture(scope="module")
 def keep_alive() -> LiveResult:
     idle = scenario("codex-spark", SHORT_ROLLOUTS, "client.keepalive_idle_s=0.5")
-    return kept(run_testbed(Request("keep-alive", idle, (Transport.HTTP,), ROLLOUTS, TIME_SCALE)))
+    return kept(
+        run_testbed(
+            Request("keep-alive", idle, (Transport.HTTP,), ROLLOUTS, TIME_SCALE, network=LOOPBACK)
+        )
+    )
 
 
 def test_cache_misses_per_rollout_match_the_simulation_within_its_ci(

@@ -10,9 +10,12 @@ from support import scenario
 from testbed_support import kept
 
 from models.stages import POOLS
+from sim.testbed.network import LOOPBACK
 from sim.testbed.results import Key, LiveResult
 from sim.testbed.session import DEFAULT_FLEET_TIME_SCALE, Request, run_testbed
 from sim.turn.transports import Transport
+
+pytestmark = [pytest.mark.live, pytest.mark.slow]
 
 FLEET = str(Path(__file__).resolve().parents[1] / "docs" / "testbed-fleet.toml")
 E2E_MEAN_TOLERANCE = 0.10
@@ -23,7 +26,12 @@ UTILIZATION_TOLERANCE_POINTS = 5.0
 @pytest.fixture(scope="module")
 def fleet() -> LiveResult:
     request = Request(
-        "testbed-fleet:ws", scenario(FLEET), (Transport.WS,), 0, DEFAULT_FLEET_TIME_SCALE
+        "testbed-fleet:ws",
+        scenario(FLEET),
+        (Transport.WS,),
+        0,
+        DEFAULT_FLEET_TIME_SCALE,
+        network=LOOPBACK,
     )
     return kept(run_testbed(request))
 

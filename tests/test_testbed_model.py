@@ -10,9 +10,8 @@ from support import scenario
 from models.costs import stage_costs
 from models.stages import STAGES, Stage
 from sim.analytic.agent.engine import expect
-from sim.des.draws import draw_tool_kinds, draw_turns
+from sim.des.draws import draw_turns
 from sim.des.runners import simulate
-from sim.des.streams import Draw, stream
 from sim.testbed.agent import Prompt
 from sim.testbed.emulator import SERVER_PHASES
 from sim.testbed.protocol import padded, text_of, tokens_in, tools_text
@@ -106,17 +105,17 @@ def test_a_cache_hit_with_new_instructions_renders_them_again() -> None:
 
 
 def test_the_scripted_model_calls_the_tools_the_simulation_drew() -> None:
-    """The tool times recomputed from the kinds the script names are the draws' tool times."""
+    """Every turn but the last calls the tool kind the DES drew for it (``tests/test_draws``
+    checks the drawn kinds against an independent drawing of the streams)."""
     base = scenario("codex-spark")
-    turns = draw_turns(base, 0, 1024)
-    kinds = draw_tool_kinds(base, 0, 0)
-    rng = stream(base.seed, 0, Draw.TOOL_TIME)
-    times = np.empty(kinds.size)
-    for index, tool in enumerate(base.workload.tools):
-        chosen = np.flatnonzero(kinds == index)
-        times[chosen] = tool.time_s.sample(rng, chosen.size)
-    calls = turns.tool_s > 0
-    np.testing.assert_array_equal(times[calls], turns.tool_s[calls])
+    turns, script = draw_turns(base, 0, 50), Script(base)
+    names = [tool.name for tool in base.workload.tools]
+    for rollout in range(50):
+        first, end = int(turns.offsets[rollout]), int(turns.offsets[rollout + 1])
+        for turn in range(end - first - 1):
+            kind = int(turns.tool_kind[first + turn])
+            assert script.turn(rollout, turn).tool_name == names[kind]
+        assert script.turn(rollout, end - first - 1).tool_name == ""
 
 
 def test_the_script_follows_the_draws_and_answers_on_the_last_turn() -> None:

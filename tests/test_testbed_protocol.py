@@ -23,6 +23,8 @@ from sim.testbed.app import CALIBRATION_HEADER
 from sim.testbed.server import DEFAULT_API_KEY, ServerSettings, emulator_process
 from sim.testbed.timescale import scale_time
 
+pytestmark = pytest.mark.live
+
 TIME_SCALE = 0.02
 MAX_FRAME_BYTES = 256 * 1024
 KEY = DEFAULT_API_KEY

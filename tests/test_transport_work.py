@@ -2,9 +2,10 @@
 
 The project's central claim is that the transports differ in the work a turn asks
 of the server, so each cell below was worked out from the protocol's description
-(``docs/model.md``, section 2, and the vendor's description of WebSocket mode it
-quotes), not from the code: one continuing turn (turn 3 of a rollout, not its last) with
-round numbers, under every transport, cold and warm, with and without ``store``.
+(``docs/model/turn.md`` and ``docs/model/transports.md``, and the vendor's description of
+WebSocket mode they quote), not from the code: one continuing turn (turn 3 of a rollout,
+not its last) with round numbers, under every transport, cold and warm, with and without
+``store``.
 
 The turn: 1,000 fixed tokens (instructions and tool definitions), 5,000 tokens of
 history, 300 new tokens in 2 new items, 9 items of conversation in all, 200

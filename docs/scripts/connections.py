@@ -1,6 +1,7 @@
 """Connections on codex-spark: HTTP keep-alive expiry and WebSocket drops, analytic engine.
 
-The numbers docs/model.md (section 5) and docs/calibration.md (section 4) quote:
+The numbers docs/model/transports.md, docs/model/workload.md and docs/calibration.md
+(section 4) quote:
 how often the keep-alive expires, what a shorter idle timeout and more drops do
 to the reduction, and how long a WebSocket rollout lasts.
 
@@ -20,7 +21,8 @@ from sim.turn.transports import Transport
 
 PRESET = "codex-spark"
 SLOW_TOOL = "run_tests"
-MODEL, CALIBRATION = "docs/model.md", "docs/calibration.md"
+TRANSPORTS_PAGE, WORKLOAD_PAGE = "docs/model/transports.md", "docs/model/workload.md"
+CALIBRATION = "docs/calibration.md"
 
 
 @cache
@@ -59,7 +61,7 @@ def quotes() -> list[Quote]:
     drops = "connection.ws_drops_per_hour=60.0"
     return [
         (
-            MODEL,
+            TRANSPORTS_PAGE,
             "only `run_tests` can exceed 5 s: {} × {} = {} of turns, {} extra handshakes "
             "per rollout",
             (
@@ -70,7 +72,7 @@ def quotes() -> list[Quote]:
             ),
         ),
         (
-            MODEL,
+            WORKLOAD_PAGE,
             "Mean tool time per call is {} s; {} of calls are `run_tests`, and "
             "P(`run_tests` > 5 s) = {}.",
             (f"{k['tool_s']:.3f}", percent(k["share"], 2), percent(k["expired"], 1)),

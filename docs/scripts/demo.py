@@ -16,6 +16,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from docs.scripts.markdown import Quote
+from models.loading import load_scenario
+
 ROOT = Path(__file__).resolve().parents[2]
 FIRST_LINE = "end-to-end reduction:"
 COLUMNS = 80
@@ -49,6 +52,31 @@ def summary() -> str:
     lines = [line.rstrip() for line in demo_output().splitlines()]
     first = next(i for i, line in enumerate(lines) if line.startswith(FIRST_LINE))
     return "\n".join(["```text", *lines[first:], "```"])
+
+
+def quotes() -> list[Quote]:
+    """The README's numbers around the example: what the demo simulates, the preset's
+    connection lifetime, the number of lessons."""
+    drawn = re.search(r"\((\w+), (\d+) rollouts", demo_output())
+    if drawn is None:
+        raise ValueError("the demo's header no longer names its engine and rollouts")
+    preset = load_scenario("codex-spark")
+    calls = preset.workload.tool_calls_per_rollout
+    low, high = (calls.values[0], calls.values[-1]) if calls.kind == "empirical" else (0, 0)
+    lessons = len(list((ROOT / "notebooks").glob("[0-9][0-9]_*.py")))
+    return [
+        (
+            "README.md",
+            "({} rollouts of a {}-{}-tool-call bug-fix rollout",
+            (drawn[2], f"{low:g}", f"{high:g}"),
+        ),
+        (
+            "README.md",
+            "cache lost on rotation ({} min)",
+            (f"{preset.connection.ws_lifetime_s / 60:g}",),
+        ),
+        ("README.md", "`notebooks/`: {} classroom lessons", (str(lessons),)),
+    ]
 
 
 BLOCKS = {"summary": summary}

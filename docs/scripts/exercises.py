@@ -20,6 +20,8 @@ from pathlib import Path
 
 import jupytext
 
+from docs.scripts.markdown import Quote
+
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 
@@ -105,6 +107,15 @@ BLOCKS = {
     **{f"exercise-{lesson.name}": (lambda le=lesson: exercise(le)) for lesson in lessons()},
     **{f"key-{lesson.name}": (lambda le=lesson: key(le)) for lesson in lessons()},
 }
+
+
+def quotes() -> list[Quote]:
+    """How many exercises the page introduces: one per notebook."""
+    count = str(len(lessons()))
+    return [
+        ("docs/exercises.md", "Short exercises for a systems course ({} in all)", (count,)),
+        ("docs/exercises.md", "They are the questions of the {} classroom notebooks", (count,)),
+    ]
 
 
 if __name__ == "__main__":

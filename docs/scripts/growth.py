@@ -1,6 +1,6 @@
 """Render and safety work over a rollout of n tool calls: HTTP quadratic, WebSocket linear.
 
-Evaluates the closed forms of docs/model.md ("Quadratic versus linear") on the
+Evaluates the closed forms of docs/model/analytic.md ("Quadratic versus linear") on the
 codex-spark preset and checks them against the analytic engine with a
 constant number of tool calls.  Unplanned WebSocket drops are set to zero so
 that every WebSocket turn after the first is warm, as the closed form assumes.
@@ -22,7 +22,8 @@ from sim.turn.transports import Transport
 
 PRESET = "codex-spark"
 CALLS = (0, 5, 10, 20, 30, 40, 60, 80, 120)
-MODEL, CALIBRATION = "docs/model.md", "docs/calibration.md"
+ANALYTIC_PAGE, WORKLOAD_PAGE = "docs/model/analytic.md", "docs/model/workload.md"
+CALIBRATION = "docs/calibration.md"
 
 
 def coefficients(s: Scenario) -> dict[str, float]:
@@ -113,7 +114,7 @@ BLOCKS = {"closed-form": closed_form, "e2e": end_to_end}
 
 
 def quadratic_ms(s: Scenario) -> dict[str, float]:
-    """Coefficients of n^2 on the critical path (ms), as docs/model.md tabulates them."""
+    """Coefficients of n^2 on the critical path (ms), as docs/model/analytic.md tabulates them."""
     c, a, n, i = coefficients(s), s.api, s.network, s.inference
     items = s.workload.output_items_per_turn + 1
     return {
@@ -139,33 +140,33 @@ def quotes() -> list[Quote]:
     api_and_safety = sum(per_n2[k] for k in list(per_n2)[:4])
     mean_calls = s.workload.tool_calls_per_rollout.mean
     table_quotes = [
-        (MODEL, f"| {cost} |{{...}}| {{}} ms |", (f"{value:.2f}",))
+        (ANALYTIC_PAGE, f"| {cost} |{{...}}| {{}} ms |", (f"{value:.2f}",))
         for cost, value in per_n2.items()
     ]
     return [
         *table_quotes,
         (
-            MODEL,
+            WORKLOAD_PAGE,
             "= {} tokens, E[*u*] = {} tokens, so g = {} tokens per turn",
             (f"{s.workload.output_tokens.mean:.1f}", f"{c['u']:.1f}", f"{c['g']:.1f}"),
         ),
         (
-            MODEL,
+            WORKLOAD_PAGE,
             "the last prompt of a 30-call rollout holds about {} tokens",
             (about(c["phi"] + c["first"] + 30 * c["g"], 3),),
         ),
         (
-            MODEL,
+            ANALYTIC_PAGE,
             "that is {} × {} / 1000 = {} ms × *n*²",
             (f"{c['g'] / 2:.1f}", f"{history_rate:g}", f"{c['g'] / 2 * history_rate / 1000:.2f}"),
         ),
         (
-            MODEL,
+            ANALYTIC_PAGE,
             "**linear in *n***, {} ms per tool call",
             (f"{(ws_work_s(c, 1) - ws_work_s(c, 0)) * 1000:.1f}",),
         ),
         (
-            MODEL,
+            ANALYTIC_PAGE,
             "add about {} ms × *n*² to the critical path, {} s at *n* = {} (the preset's mean)",
             (
                 f"{api_and_safety:.2f}",
@@ -174,7 +175,7 @@ def quotes() -> list[Quote]:
             ),
         ),
         (
-            MODEL,
+            ANALYTIC_PAGE,
             "Prefill's quadratic term ({} ms × *n*² here)",
             (f"{per_n2['prefill (every transport)']:.2f}",),
         ),

@@ -1,4 +1,5 @@
-"""KV residency: what the emerging prefix-cache hit rate changes (docs/model.md, docs/load.md).
+"""KV residency: what the emerging prefix-cache hit rate changes (docs/model/workload.md,
+docs/load.md).
 
 The Amdahl curve with residency on (http round-robin, ws affinity) beside the
 simple mode, the re-prefill against history length and prefill speed, the hit
@@ -235,7 +236,7 @@ def quotes() -> list[Quote]:
     errors = [che_row(m)[2] - che_row(m)[1] for m in CHE_MEMORY_BYTES]
     return [
         (
-            "docs/model.md",
+            "docs/model/workload.md",
             "with residency on it is {} s at 30 tokens/s and {} s at 4,000 tokens/s",
             (f"{saved_s(slow, RESIDENT):.2f}", f"{saved_s(fast, RESIDENT):.2f}"),
         ),

@@ -3,7 +3,7 @@
 Walks ``models.scenario.Scenario``: every field with its unit (read from the
 suffix of its name), its allowed range (from the field's validation
 metadata), the value in codex-spark, its description and its source; the
-single-agent sections for docs/model.md, the fleet's for docs/load.md.  Then
+single-agent sections for docs/model/parameters.md, the fleet's for docs/load.md.  Then
 the tool mix and the hardware profiles.
 
     .venv/bin/python -m docs.scripts.parameter_table

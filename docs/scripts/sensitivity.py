@@ -4,7 +4,8 @@ The blocks of docs/calibration.md sections 3 and 4: where the saved seconds come
 from (expected seconds per rollout by stage), and a one-at-a-time (tornado) table:
 each parameter set low and high around the preset, everything else at the
 preset.  ``docs/scripts/sensitivity_quotes.py`` quotes the prose's numbers; this
-script quotes the preset's expected work per rollout in docs/model.md.
+script quotes the preset's expected work per rollout in docs/model/latency.md and what
+the model pages say of the parallel classifiers and the download's byte term.
 
     .venv/bin/python -m docs.scripts.sensitivity
 """
@@ -21,7 +22,8 @@ from sim.analytic.agent.engine import Expectation, expect
 from sim.turn.transports import Transport
 
 PRESET = "codex-spark"
-MODEL = "docs/model.md"
+TURN_PAGE, LATENCY_PAGE = "docs/model/turn.md", "docs/model/latency.md"
+OMISSIONS_PAGE = "docs/model/omissions.md"
 
 
 @dataclass(frozen=True)
@@ -205,7 +207,8 @@ BLOCKS = {"savings": savings_by_stage, "tornado": tornado}
 
 
 def quotes() -> list[Quote]:
-    """What docs/model.md says of the preset's expected work and of its parallel classifiers."""
+    """What the model pages say of the preset's expected work, of its parallel classifiers and
+    of the download's byte term."""
     s = load_scenario(PRESET)
     http, ws = pair()
     miss = 1 - s.inference.prefix_cache_hit_fraction
@@ -218,7 +221,7 @@ def quotes() -> list[Quote]:
     overlapped_s = ws.api_cpu_s - stage_s(ws, *api_stages)
     return [
         (
-            MODEL,
+            LATENCY_PAGE,
             "is {} s over `http` and {} s over `ws`, of which {} s is post-inference work "
             "overlapped with the next request; safety work is {} s and {} s.",
             (
@@ -230,19 +233,19 @@ def quotes() -> list[Quote]:
             ),
         ),
         (
-            MODEL,
+            TURN_PAGE,
             "prefill ≥ {} ms + T / {} ms for T classified tokens",
             (f"{s.inference.overhead_ms:g}", f"{s.inference.prefill_tps / miss / 1000:,.0f}"),
         ),
         (
-            MODEL,
+            TURN_PAGE,
             "while P = {} ms + T / {} ms.",
             (
                 f"{s.safety.parallel_fixed_ms:g}",
                 f"{1000 / s.safety.parallel_per_1k_tokens_ms:,.0f}",
             ),
         ),
-        (MODEL, "the byte term is about {} ms per turn", (about(byte_ms * 1000, 1),)),
+        (OMISSIONS_PAGE, "the byte term is about {} ms per turn", (about(byte_ms * 1000, 1),)),
     ]
 
 

@@ -1,5 +1,6 @@
 """Connections kept across an agent's rollouts: connections per agent-hour, DES against
-renewal theory and the analytic engine, as docs/model.md quotes them.
+renewal theory and the analytic engine, as docs/model/analytic.md and
+docs/model/transports.md quote them.
 
 codex-spark with ``connection.reuse_across_rollouts = true``; one agent's
 sessions of 1,024 rollouts (8 of them) and a closed fleet of 40 agents.
@@ -114,7 +115,7 @@ def quotes() -> list[Quote]:
     saved = {t: expect(alone, t).e2e_s - expect(kept, t).e2e_s for t in Transport}
     return [
         (
-            "docs/model.md",
+            "docs/model/transports.md",
             "At codex-spark keeping the connection saves {} s per rollout over `ws` and {} s "
             "over `http`",
             (f"{saved[Transport.WS]:.3f}", f"{saved[Transport.HTTP]:.3f}"),

@@ -1,4 +1,5 @@
-"""The post-inference work a tool started on its call item hides, as docs/model.md quotes it.
+"""The post-inference work a tool started on its call item hides, as docs/model/latency.md
+quotes it.
 
 .venv/bin/python -m docs.scripts.tool_start
 """
@@ -23,7 +24,7 @@ def quotes() -> list[Quote]:
     saved_s = completed.e2e_s - on_item.e2e_s
     return [
         (
-            "docs/model.md",
+            "docs/model/latency.md",
             "At codex-spark it saves HTTP about {} s per rollout of its {} s of post",
             (f"{saved_s:.2f}", f"{completed.stage_s[post]:.2f}"),
         )

@@ -2,9 +2,9 @@
 
 Turn index 20 of a codex-spark rollout with 30 tool calls, at expected
 workload values (the analytic engine's inputs); render cache hit at its
-probability.  The two tables of docs/model.md (the scope of work and the
-seconds per stage), and the numbers its prose and docs/calibration.md read
-from them.
+probability.  The two tables of docs/model/transports.md (the scope of work and the
+seconds per stage), and the numbers its prose, the stage table of docs/model/turn.md and
+docs/calibration.md read from them.
 
     .venv/bin/python -m docs.scripts.turn_example
 """
@@ -28,7 +28,8 @@ from sim.turn.transports import Transport, turn_work
 PRESET = "codex-spark"
 CALLS = 30
 TURN = 20
-MODEL, CALIBRATION = "docs/model.md", "docs/calibration.md"
+TURN_PAGE, TRANSPORTS_PAGE = "docs/model/turn.md", "docs/model/transports.md"
+CALIBRATION = "docs/calibration.md"
 
 SCOPE = (
     ("items sent", "items_sent"),
@@ -128,24 +129,24 @@ def quotes() -> list[Quote]:
         ms("`ws` cold, store=true", Stage.CONNECT),
     )
     column = [
-        (MODEL, f"| `{stage.value}` |{{...}}| {{}} ms |", (f"{ms(http, stage):.1f}",))
+        (TURN_PAGE, f"| `{stage.value}` |{{...}}| {{}} ms |", (f"{ms(http, stage):.1f}",))
         for stage in STAGES
         if ms(http, stage) > 0
     ]
     return [
         *column,
         (
-            MODEL,
+            TURN_PAGE,
             "| `connect` |{...}| 0 ({} ms cold; {} ms for a WebSocket) |",
             (f"{connect_http:.1f}", f"{connect_ws:.1f}"),
         ),
         (
-            MODEL,
+            TURN_PAGE,
             "| `recover` |{...}| 0 ({} ms when it happens) |",
             (f"{ms('`ws` cold, store=false', Stage.RECOVER):.1f}",),
         ),
         (
-            MODEL,
+            TRANSPORTS_PAGE,
             "a warm `ws` turn costs {} ms against {} ms over `http`, of which {} ms is the "
             "blocking safety classifiers re-reading {} tokens, {} ms rendering, {} ms loading "
             "state, {} ms validation and {} ms post-inference work",

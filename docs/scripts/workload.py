@@ -30,6 +30,11 @@ def quotes() -> list[Quote]:
             "(mean {}, 1 / E[1/rate] = {} tokens/s)",
             (f"{cerebras.mean:,.0f}", f"{1 / cerebras.mean_reciprocal():,.0f}"),
         ),
+        (
+            "docs/dashboard.md",
+            "codex-spark's {} sustained with bursts counts as {})",
+            (f"{cerebras.components[0].median:,.0f}", f"{1 / cerebras.mean_reciprocal():,.0f}"),
+        ),
         (CALIBRATION, "20–40, mean {} |", (f"{w.tool_calls_per_rollout.mean:g}",)),
         (CALIBRATION, "σ 0.7) = {} tokens per turn on average", (f"{w.output_tokens.mean:.1f}",)),
         (

@@ -34,6 +34,9 @@ Bounded = Annotated[Float, Field(le=MAX_DISTRIBUTION_VALUE)]
 class DistributionBase(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    kind: str
+    """The tag that names the distribution in TOML (each one's own literal)."""
+
     @property
     def mean(self) -> float:
         raise NotImplementedError

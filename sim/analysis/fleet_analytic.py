@@ -63,7 +63,8 @@ def _result(
     rate = scenario.load.rollouts_per_s
     offered = demand.offered_load(rate) if scenario.load.kind == "open" else None
     reason = None
-    if not point.stable:
+    # Only open load can overload the fleet: a closed population's MVA point is always stable.
+    if offered is not None and not point.stable:
         cap_reason = overload_reason(demand.rate_cap, rate)
         why = (
             cap_reason

@@ -9,6 +9,7 @@ measured rollouts (or turns) of all replications.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Any
 
@@ -155,7 +156,7 @@ def fleet_reductions(a: list[Replication], b: list[Replication]) -> dict[Metric,
     """Reductions of b relative to a, paired by replication (same seeds), t-interval; each
     replication measured from its warm-up cut, as in ``fleet_result``."""
     a, b = steady_state(a).replications, steady_state(b).replications
-    measures = {
+    measures: dict[Metric, Callable[[Replication], float]] = {
         Metric.E2E_REDUCTION: lambda r: r.records.e2e_s.mean(),
         Metric.TTFT_REDUCTION: lambda r: r.records.ttft_sum_s.sum() / r.records.turns.sum(),
         Metric.API_CPU_REDUCTION: lambda r: r.records.api_cpu_s.mean(),
@@ -169,7 +170,7 @@ def fleet_reductions(a: list[Replication], b: list[Replication]) -> dict[Metric,
 
 def overload(offered: dict[Pool, float]) -> str | None:
     """Why open load past a pool's capacity has no steady state (None when every pool copes)."""
-    worst = max(offered, key=offered.get)
+    worst = max(offered, key=offered.__getitem__)
     if offered[worst] < 1.0:
         return None
     return (

@@ -38,9 +38,7 @@ def load_curve(
     points = load_scenarios(scenario, agents, rates)
     if engine is Engine.ANALYTIC:
         return analytic_points(spec_text, points, transport)
-    labels = [f"{spec_text} at {load_point(point).label}" for point in points]
-    for point, label in zip(points, labels, strict=True):
-        check_fleet(label, point, transport)
+    labels = check_points(spec_text, points, transport)
     results = []
     for point, label in zip(points, labels, strict=True):
         if started is not None:
@@ -51,3 +49,12 @@ def load_curve(
         if done is not None:
             done(result)
     return results
+
+
+def check_points(spec_text: str, points: list[Scenario], transport: Transport) -> list[str]:
+    """Refuse, in one line, the first load point the fleet DES cannot run (over a cap, or a
+    window too short to measure); the points' labels as refusals name them."""
+    labels = [f"{spec_text} at {load_point(point).label}" for point in points]
+    for point, label in zip(points, labels, strict=True):
+        check_fleet(label, point, transport)
+    return labels

@@ -47,7 +47,14 @@ class Latency:
     ci95: Interval | None = None
 
     def statistic(self, statistic: Statistic) -> float | None:
-        return getattr(self, statistic.value)
+        """The mean or a percentile (the interval is not one number)."""
+        values = {
+            Statistic.MEAN: self.mean,
+            Statistic.P50: self.p50,
+            Statistic.P95: self.p95,
+            Statistic.P99: self.p99,
+        }
+        return values[statistic]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -63,12 +70,9 @@ F = TypeVar("F", bound=FleetStats | None)
 
 
 @dataclass(frozen=True)
-class RunResult(Generic[F]):
-    """One spec under one engine: the latency budget per rollout, and a fleet's statistics
-    (``RunResult[FleetStats]``; ``RunResult[None]`` for one agent).
-
-    ``seed`` and ``rollouts`` are None for the analytic engines, which draw nothing.
-    """
+class ResultHead:
+    """What was run: the spec, its scenario's name, transport and engine, and what was drawn
+    (``seed`` and ``rollouts`` are None for the analytic engines, which draw nothing)."""
 
     spec: str
     scenario: str
@@ -76,6 +80,13 @@ class RunResult(Generic[F]):
     engine: str
     seed: int | None
     rollouts: int | None
+
+
+@dataclass(frozen=True)
+class RunResult(ResultHead, Generic[F]):
+    """One spec under one engine: the latency budget per rollout, and a fleet's statistics
+    (``RunResult[FleetStats]``; ``RunResult[None]`` for one agent)."""
+
     e2e_s: Latency
     ttft_s: Latency
     budget_s: dict[Stage, float]
@@ -111,7 +122,7 @@ class RunResult(Generic[F]):
             head.update(self.fleet.head_json())
             head[Metric.ROLLOUTS] = self.rollouts
         share = self.budget_share
-        body = {
+        body: dict[str, Any] = {
             Metric.E2E_S: self.e2e_s.to_json(),
             Metric.TTFT_S: self.ttft_s.to_json(),
             Metric.API_CPU_S_PER_ROLLOUT: self.api_cpu_s_per_rollout,
@@ -137,16 +148,10 @@ class RunResult(Generic[F]):
 
 
 @dataclass(frozen=True)
-class UnmeasuredPoint:
+class UnmeasuredPoint(ResultHead):
     """A fleet load point without means: unstable (a queue grows without bound) or with no
     rollout finished in its window.  Its JSON has the keys of ``RunResult`` with null means."""
 
-    spec: str
-    scenario: str
-    transport: Transport
-    engine: str
-    seed: int | None
-    rollouts: int | None
     fleet: FleetHead
     scenario_hash: str | None = None
     overrides: tuple[str, ...] = ()

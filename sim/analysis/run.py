@@ -10,7 +10,8 @@ from models.loading import load_scenario
 from models.scenario import Scenario
 from sim.analysis.estimates import check_run
 from sim.analysis.fleet_summary import run_fleet
-from sim.analytic.agent.engine import Expectation, expect
+from sim.analytic.agent.engine import expect
+from sim.analytic.agent.expectations import Expectation
 from sim.des.replication import Replication
 from sim.des.runners import Progress, simulate
 from sim.turn.records import RolloutRecords, TurnRecords

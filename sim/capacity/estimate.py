@@ -72,7 +72,7 @@ class SloEstimate:
         if percentile is None:
             return p.ttft_s
         mean_wait_s = p.ttft_s - self.demand.expectation.ttft_mean_s
-        bottleneck = max(p.wait_probability, key=p.wait_probability.get)
+        bottleneck = max(p.wait_probability, key=p.wait_probability.__getitem__)
         busy = p.wait_probability[bottleneck]
         if mean_wait_s <= 0 or busy <= 0:
             return float(np.percentile(self._ttft_s, percentile))

@@ -130,7 +130,8 @@ class _Search:
     def run(self, estimate: SloEstimate) -> CapacityResult:
         guess = estimate.capacity(self.slos, self.max_agents)
         low, high = self._bracket(estimate, min(max(guess, 1), self.max_agents))
-        lower = self._confident(low, Verdict.MET, self.down, stop=1) if low else 0
+        met = self._confident(low, Verdict.MET, self.down, stop=1) if low else None
+        lower = 0 if met is None else met
         upper = None
         if high is not None:
             upper = self._confident(high, Verdict.MISSED, self.up, stop=self.max_agents)
@@ -178,7 +179,8 @@ class _Search:
     def _confident(
         self, start: int, verdict: Verdict, step: Callable[[int], int], stop: int
     ) -> int | None:
-        """The load nearest ``start`` (going with ``step``) decided ``verdict`` at 95%."""
+        """The load nearest ``start`` (going with ``step``) decided ``verdict`` at 95% (None:
+        none within the probes)."""
         n = start
         for _ in range(PROBES_PER_SIDE + 1):
             if self.probe(n).verdict is verdict:
@@ -186,7 +188,7 @@ class _Search:
             if n == stop:
                 break
             n = step(n)
-        return 0 if verdict is Verdict.MET else None
+        return None
 
 
 def search(

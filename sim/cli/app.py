@@ -7,7 +7,9 @@ and exits with code 2.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 import numpy as np
@@ -26,14 +28,19 @@ from sim.analysis.run import Engine, Run, Spec, execute, load, parse_engine, par
 from sim.analysis.summary import compare as compare_runs
 from sim.analysis.summary import summarize
 from sim.cli.capacity import capacity as capacity_command
+from sim.cli.fit import fit as fit_command
 from sim.cli.load import load as load_command
 from sim.cli.output import check_writable, json_text, write_output
+from sim.cli.record import record as record_command
 from sim.cli.report import print_compare, print_run
 from sim.cli.sweep import plot as plot_command
 from sim.cli.sweep import sweep as sweep_command
 from sim.cli.testbed import testbed as testbed_command
+from sim.cli.traces import trace as trace_command
 from sim.report.chrome_trace import write_trace
 from sim.report.export import output_paths, record_tables, write_records
+from sim.report.otel import write_otlp
+from sim.report.simulated_trace import run_requests
 from sim.turn.transports import Transport
 
 USAGE_ERROR = 2
@@ -49,7 +56,10 @@ def app() -> None:
     pass
 
 
-def run_options(command):
+Decorated = TypeVar("Decorated", bound=Callable[..., Any])
+
+
+def run_options(command: Decorated) -> Decorated:
     """Options shared by run and compare."""
     for option in reversed(
         [
@@ -88,6 +98,11 @@ def run_options(command):
                 type=click.Path(dir_okay=False, path_type=Path),
                 help="write the records, one row per rollout and per turn: FILE.parquet, "
                 ".csv (turns in FILE.turns.*) or .json",
+            ),
+            click.option(
+                "--otel",
+                type=click.Path(dir_okay=False, path_type=Path),
+                help="write the simulated rollouts as OTLP JSON GenAI spans (docs/traces.md)",
             ),
         ]
     ):
@@ -147,9 +162,10 @@ def run(
     as_json: bool,
     trace: Path | None,
     out: Path | None,
+    otel: Path | None,
 ) -> None:
     """Simulate SPEC (PRESET_OR_FILE.toml[:TRANSPORT], e.g. codex-spark:ws); print its budget."""
-    prepared = _prepare(spec, rollouts, seed, sets, engine, trace, out)
+    prepared = _prepare(spec, rollouts, seed, sets, engine, trace, out, otel)
     outcome = _execute(prepared, rollouts, sets)
     result = summarize(outcome)
     if as_json:
@@ -157,6 +173,7 @@ def run(
     else:
         print_run(Console(), result)
     _write_files(trace, out, {spec: outcome})
+    _write_otel(otel, {spec: outcome})
 
 
 @app.command()
@@ -173,10 +190,11 @@ def compare(
     as_json: bool,
     trace: Path | None,
     out: Path | None,
+    otel: Path | None,
 ) -> None:
     """Compare SPEC_A (baseline) with SPEC_B on the same workload draws."""
     both = [
-        _prepare(text, rollouts, seed, sets, engine, trace, out, runs=2)
+        _prepare(text, rollouts, seed, sets, engine, trace, out, otel, runs=2)
         for text in (spec_a, spec_b)
     ]
     a, b = (_execute(prepared, rollouts, sets) for prepared in both)
@@ -186,6 +204,7 @@ def compare(
     else:
         print_compare(Console(), result)
     _write_files(trace, out, {"a": a, "b": b})
+    _write_otel(otel, {"a": a, "b": b})
 
 
 app.add_command(load_command)
@@ -193,6 +212,9 @@ app.add_command(capacity_command)
 app.add_command(sweep_command)
 app.add_command(plot_command)
 app.add_command(testbed_command)
+app.add_command(record_command)
+app.add_command(trace_command)
+app.add_command(fit_command)
 
 
 def _prepare(
@@ -203,6 +225,7 @@ def _prepare(
     engine_name: str,
     trace: Path | None,
     out: Path | None,
+    otel: Path | None = None,
     runs: int = 1,
 ) -> tuple[Spec, Scenario, Engine, bool]:
     """Everything a run needs, checked before any run starts: spec, scenario, engine,
@@ -210,7 +233,7 @@ def _prepare(
     spec = parse_spec(spec_text)
     engine = parse_engine(engine_name)
     scenario = load(spec, sets, seed)
-    for option, path in (("--trace", trace), ("--out", out)):
+    for option, path in (("--trace", trace), ("--out", out), ("--otel", otel)):
         if path is not None and engine is Engine.ANALYTIC:
             raise ScenarioError(
                 f"{option}: needs --engine des (the analytic engine draws no turns)"
@@ -224,10 +247,12 @@ def _prepare(
         )
     if trace is not None:
         check_writable(trace, "--trace")
+    if otel is not None:
+        check_writable(otel, "--otel")
     if out is not None:
         for path in output_paths(out).values():
             check_writable(path, "--out")
-    keep_turns = trace is not None or out is not None
+    keep_turns = trace is not None or out is not None or otel is not None
     analytic = engine is Engine.ANALYTIC
     check_run(spec.text, scenario, spec.transport, analytic, rollouts, keep_turns, runs)
     return spec, scenario, engine, keep_turns
@@ -270,6 +295,19 @@ def _write_files(trace: Path | None, out: Path | None, runs: dict[str, Run]) -> 
             f"{tables.turns.num_rows:,} turns",
             err=True,
         )
+
+
+def _write_otel(otel: Path | None, runs: dict[str, Run]) -> None:
+    """Write the runs' rollouts as OTLP JSON, each rollout id ``{label}/{rollout}``."""
+    if otel is None:
+        return
+
+    def write(target: Path) -> None:
+        rollouts = (rollout for label, run in runs.items() for rollout in run_requests(run, label))
+        count = write_otlp(target, rollouts, agent_name=next(iter(runs.values())).scenario.name)
+        click.echo(f"wrote {otel}: {count} rollouts as OTLP JSON (docs/traces.md)", err=True)
+
+    write_output(otel, "--otel", write)
 
 
 def main() -> None:

@@ -134,6 +134,9 @@ def statement(entry: CapacityResult) -> str:
         bounds = f"at least {low:,} agents"
     else:
         bounds = f"between {low:,} and {high:,} agents"
+        if failing is not None and high >= failing:
+            # The interval reaches past the load the point estimate fails: say why.
+            bounds += f" ({failing:,} misses by its mean, but not at 95%)"
     text = f"{head}; with 95% confidence the capacity is {bounds}"
     at = entry.at_capacity
     if at is not None:

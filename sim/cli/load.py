@@ -23,6 +23,7 @@ from sim.analysis.results import FleetResult, UnmeasuredPoint
 from sim.analysis.run import Engine, parse_engine, parse_spec
 from sim.analysis.run import load as load_scenario_of
 from sim.cli.output import json_text
+from sim.report.numbers import readable
 from sim.sweep.workers import replication_workers
 from sim.turn.transports import Transport
 
@@ -106,11 +107,16 @@ def print_points(
         click.echo(json_text(payload))
         return
     console = Console() if sys.stdout.isatty() else Console(width=TABLE_WIDTH)
-    console.print(load_table(spec, results))
+    with console.capture() as drawn:
+        console.print(load_table(spec, results))
+    table = drawn.get()
+    console.out(table, end="", highlight=False)
+    # The notes wrap at the table's own width, not the terminal's.
+    width = max(len(line.rstrip()) for line in table.splitlines())
     for note in table_notes(results):
-        console.print(note)
+        console.print(note, width=width)
     for note in unstable_notes(results):
-        console.print(note, style="bold red")
+        console.print(note, style="bold red", width=width)
 
 
 def _simulate(
@@ -195,7 +201,7 @@ def load_table(spec: str, results: list[FleetResult]) -> Table:
         stats = result.fleet
         e2e, ttft = result.e2e_s, result.ttft_s
         turns = stats.throughput[Metric.TURNS_PER_S]
-        ci = "" if turns.ci95 is None else f" ({turns.ci95[0]:.0f}-{turns.ci95[1]:.0f})"
+        ci = "" if turns.ci95 is None else f" ({readable(turns.ci95[0])}-{readable(turns.ci95[1])})"
         tails = "-"
         if ttft.p95 is not None and ttft.p99 is not None:
             tails = f"{ttft.p95 * 1e3:.0f}/{ttft.p99 * 1e3:.0f}"
@@ -205,7 +211,7 @@ def load_table(spec: str, results: list[FleetResult]) -> Table:
             "-" if e2e.p95 is None else f"{e2e.p95:.1f}",
             _with_ci(ttft.mean, ttft.ci95, 1e3, ".0f"),
             tails,
-            f"{turns.mean:.0f}{ci}",
+            f"{readable(turns.mean)}{ci}",
             f"{result.prefix_cache_hit_rate * 100:.0f}",
             "/".join(f"{stats.utilization[pool].mean * 100:.0f}" for pool in POOLS),
             f"{result.budget_s[Stage.QUEUE]:.2f}",

@@ -19,7 +19,8 @@ def print_run(console: Console, result: RunResult[Any] | UnmeasuredPoint) -> Non
     if isinstance(result, UnmeasuredPoint):
         console.print(f"{result.spec}: UNSTABLE: {result.fleet.unstable_reason}", style="bold red")
         return
-    table = Table(title=_title(result), title_justify="left")
+    print_title(console, result)
+    table = Table()
     table.add_column("stage")
     table.add_column("s / rollout", justify="right")
     table.add_column("share", justify="right")
@@ -61,7 +62,9 @@ def print_compare(console: Console, comparison: Comparison) -> None:
                 reason = result.fleet.unstable_reason
                 console.print(f"{result.spec}: UNSTABLE: {reason}", style="bold red")
         return
-    table = Table(title=f"a = {_title(a)}\nb = {_title(b)}", title_justify="left")
+    print_title(console, a, "a = ")
+    print_title(console, b, "b = ")
+    table = Table()
     table.add_column("stage")
     for side in ("a", "b"):
         table.add_column(f"{side}: s / rollout", justify="right")
@@ -91,15 +94,16 @@ def print_compare(console: Console, comparison: Comparison) -> None:
     console.print(verdict(comparison), style="bold")
 
 
-def _title(result: RunResult[Any]) -> str:
-    """Spec, engine, what was drawn (simulations only), the scenario's hash and overrides."""
+def print_title(console: Console, result: RunResult[Any], prefix: str = "") -> None:
+    """Spec, engine, what was drawn (simulations only), the scenario's hash, then one line
+    per override, never broken (a ``--set`` value can be copied whole from the screen)."""
     drawn = "" if result.seed is None else f", {result.rollouts} rollouts, seed {result.seed}"
-    title = f"{result.spec} ({result.engine}{drawn}, scenario {result.scenario_hash})"
+    title = f"{prefix}{result.spec} ({result.engine}{drawn}, scenario {result.scenario_hash})"
     if result.approximations:
         title += f" [approximate: {', '.join(result.approximations)}]"
-    if result.overrides:
-        title += f"\n  --set {' --set '.join(result.overrides)}"
-    return title
+    lines = [title, *(f"  --set {override}" for override in result.overrides)]
+    for line in lines:
+        console.print(line, soft_wrap=True, markup=False, highlight=False)
 
 
 def _headline(result: RunResult[Any]) -> str:

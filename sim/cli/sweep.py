@@ -150,16 +150,16 @@ def plot(
     results = Results.load(directory)
     metric = y or default_metric(results.table.column_names)
     where = dict(_where(text) for text in wheres)
-    if kind != "tornado" and x is None:
-        raise ScenarioError(f"--kind {kind}: needs --x PATH (swept: {', '.join(results.axes)})")
-    if kind == "line":
-        figure = line_plot(results, x, metric, hue, where, transports, marks)
-    elif kind == "heatmap":
-        if hue is None:
-            raise ScenarioError("--kind heatmap: needs --hue PATH for the vertical axis")
-        figure = heat_map(results, x, hue, metric, where, transports, contours)
-    else:
+    if kind == "tornado":
         figure = tornado(results, metric, where, transports)
+    elif x is None:
+        raise ScenarioError(f"--kind {kind}: needs --x PATH (swept: {', '.join(results.axes)})")
+    elif kind == "line":
+        figure = line_plot(results, x, metric, hue, where, transports, marks)
+    elif hue is None:
+        raise ScenarioError("--kind heatmap: needs --hue PATH for the vertical axis")
+    else:
+        figure = heat_map(results, x, hue, metric, where, transports, contours)
     name = "-".join(filter(None, [kind, metric, x, hue]))
     base = directory / re.sub(r"[^A-Za-z0-9_-]+", "_", name) if out is None else _strip(out)
     for path in save(figure, base):

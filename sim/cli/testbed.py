@@ -15,10 +15,10 @@ from typing import Any
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-from rich.table import Table
 
 from models.errors import ScenarioError
 from sim.analysis.run import load, parse_spec
+from sim.cli.testbed_table import MachineLoad, cores, load_average, print_result
 from sim.testbed.emulated import check_emulated
 from sim.turn.transports import Transport
 
@@ -42,7 +42,7 @@ def testbed() -> None:
 
     \b
     loopbudget testbed SPEC [--rollouts N] [--agents K] [--time-scale X] [--json]
-    loopbudget testbed serve SPEC [--port P] [--time-scale X]
+    loopbudget testbed serve SPEC [--port P] [--time-scale X] [--rtt-ms R]
     """
 
 
@@ -72,6 +72,19 @@ def _scenario(spec_text: str, sets: tuple[str, ...], seed: int | None, agents: i
 )
 @click.option("--base-url", default=None, help="another Responses-compatible endpoint")
 @click.option("--api-key", default=None, help="bearer token (default: the emulator's)")
+@click.option(
+    "--max-turns",
+    type=int,
+    default=None,
+    help="requests a rollout may make before the driver stops it (default 256)",
+)
+@click.option(
+    "--network",
+    type=click.Choice(["scenario", "loopback"]),
+    default="scenario",
+    show_default=True,
+    help="scenario: its round trip on a netem link where allowed, else an emulated one",
+)
 @click.option("--seed", type=int, default=None, help="root seed (default: the scenario's)")
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
@@ -82,11 +95,14 @@ def run(
     time_scale: float | None,
     base_url: str | None,
     api_key: str | None,
+    max_turns: int | None,
+    network: str,
     seed: int | None,
     sets: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Measure SPEC on the testbed (every transport unless SPEC names one) beside its simulation."""
+    from sim.testbed.driver import DEFAULT_TURN_LIMIT
     from sim.testbed.server import DEFAULT_API_KEY
     from sim.testbed.session import (
         DEFAULT_FLEET_TIME_SCALE,
@@ -97,6 +113,8 @@ def run(
 
     if rollouts < 1:
         raise ScenarioError(f"--rollouts = {rollouts}: must be an integer >= 1")
+    if max_turns is not None and max_turns < 1:
+        raise ScenarioError(f"--max-turns = {max_turns}: must be an integer >= 1")
     parsed, scenario = _scenario(spec, sets, seed, agents)
     if parsed.transport is Transport.WS_APPEND:
         raise ScenarioError("transport = 'ws-append': the SDK has no loop for it; use ws")
@@ -115,13 +133,16 @@ def run(
         ),
         base_url=base_url,
         api_key=api_key or DEFAULT_API_KEY,
+        turn_limit=max_turns or DEFAULT_TURN_LIMIT,
+        network=network,
     )
     total = None if fleet else rollouts * len(transports)
+    start_load = load_average()
     result = _with_progress(spec, total, lambda advance: run_testbed(request, advance))
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
-        _print(Console(), result)
+        print_result(Console(), result, MachineLoad(start_load, load_average(), cores()))
 
 
 def _with_progress(label: str, total: int | None, work: Any) -> Any:
@@ -133,62 +154,26 @@ def _with_progress(label: str, total: int | None, work: Any) -> Any:
         return work(lambda n: bar.advance(task, n))
 
 
-def _print(console: Console, result: Any) -> None:
-    from sim.testbed.results import Key
-
-    head = f"{result.spec}: time scale {result.time_scale:g}"
-    if result.agents > 1:
-        head += f", {result.agents} agents"
-    for name, entry in result.transports.items():
-        console.print(_table(f"{head}: {name}", entry))
-        console.print(f"{name}: {entry.rollouts} rollouts measured, {entry.errors} errors")
-    measured, simulated = result.reduction(Key.MEASURED), result.reduction(Key.SIMULATED)
-    if measured is not None:
-        console.print(
-            f"http -> ws end-to-end reduction: measured {measured:.1%}, simulated "
-            f"{simulated:.1%} ({(measured - simulated) * 100:+.1f} points)",
-            style="bold",
-        )
-
-
-def _table(title: str, entry: Any) -> Table:
-    """Measured, simulated (client measured in the run), its error, and the prediction
-    (client calibrated beforehand); then the budget per stage and the pools."""
-    from sim.testbed.results import Key
-
-    m, s, p = entry.measured, entry.simulated, entry.predicted
-    table = Table("", "measured", "simulated", "rel. error", "predicted", title=title)
-    table.title_justify = "left"
-    errors = entry.rel_errors
-    rows = [
-        ("e2e mean (s)", lambda x: x.e2e_mean_s, 1.0, errors[Key.E2E_MEAN]),
-        ("e2e p95 (s)", lambda x: x.e2e_p95_s, 1.0, errors[Key.E2E_P95]),
-        ("TTFT mean (ms)", lambda x: x.ttft_mean_s, 1e3, errors[Key.TTFT_MEAN]),
-        ("TTFT p95 (ms)", lambda x: x.ttft_p95_s, 1e3, None),
-        ("new connections / rollout", lambda x: x.connections_per_rollout, 1.0, None),
-        ("cache misses / rollout", lambda x: x.cache_misses_per_rollout, 1.0, None),
-    ]
-    for label, pick, scale, error in rows:
-        ahead = "" if p is None else f"{pick(p) * scale:.4g}"
-        shown = "" if error is None else f"{error:+.1%}"
-        table.add_row(label, f"{pick(m) * scale:.4g}", f"{pick(s) * scale:.4g}", shown, ahead)
-    for stage, seconds in m.budget_s.items():
-        simulated = s.budget_s.get(stage, 0.0)
-        if seconds or simulated:
-            table.add_row(f"  {stage} (s/rollout)", f"{seconds:.4f}", f"{simulated:.4f}")
-    for pool, busy in m.utilization.items():
-        table.add_row(f"  utilization {pool}", f"{busy:.1%}", f"{s.utilization.get(pool, 0.0):.1%}")
-    return table
-
-
 @testbed.command()
 @click.argument("spec")
 @click.option("--port", type=int, default=0, show_default=True, help="0: a free port")
 @click.option("--time-scale", type=float, default=1.0, show_default=True)
 @click.option("--api-key", default=None, help="bearer token clients must send")
+@click.option(
+    "--rtt-ms",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="round trip added by an emulated link in front of the API (scenario ms)",
+)
 @click.option("--set", "sets", multiple=True, metavar="PATH=VALUE", help="override a field")
 def serve(
-    spec: str, port: int, time_scale: float, api_key: str | None, sets: tuple[str, ...]
+    spec: str,
+    port: int,
+    time_scale: float,
+    api_key: str | None,
+    rtt_ms: float,
+    sets: tuple[str, ...],
 ) -> None:
     """Run the emulated API alone, with SPEC's latencies, until interrupted."""
     from sim.testbed import clock
@@ -197,10 +182,16 @@ def serve(
 
     _, scenario = _scenario(spec, sets, None, None)
     scaled = scale_time(scenario, _time_scale(time_scale))
+    if not 0 <= rtt_ms <= 5000:
+        raise ScenarioError(f"--rtt-ms = {rtt_ms:g}: must be between 0 and 5000")
     key = api_key or DEFAULT_API_KEY
-    settings = ServerSettings(api_key=key, port=port)
+    link_rtt_s = rtt_ms * 1e-3 * time_scale
+    settings = ServerSettings(api_key=key, port=port, link_rtt_s=link_rtt_s)
+    link = f", behind an emulated {rtt_ms:g} ms round trip" if rtt_ms else ""
 
     def ready(bound: int) -> None:
-        click.echo(f"serving {spec} on http://{HOST}:{bound}/v1 (api key {key}); Ctrl-C stops")
+        click.echo(
+            f"serving {spec} on http://{HOST}:{bound}/v1 (api key {key}){link}; Ctrl-C stops"
+        )
 
     clock.run(lambda: serve(scaled, settings, ready))

@@ -15,7 +15,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from models.scenario import Scenario
-from sim.analysis.results import RunResult
+from sim.analysis.results import FleetResult
 from sim.analysis.run import Engine, Run
 from sim.capacity.objectives import CapacityResult, Slo
 from sim.dashboard import data, sweeps
@@ -75,7 +75,7 @@ def simulate_all(
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def fleet_point(scenario_json: str, transport: Transport, agents: int) -> RunResult:
+def fleet_point(scenario_json: str, transport: Transport, agents: int) -> FleetResult:
     """One load point of the fleet engine, cached per scenario, transport and agents."""
     scenario = Scenario.model_validate_json(scenario_json)
     return fleet.load_point(scenario, transport, agents)

@@ -1,5 +1,8 @@
 """The dashboard's figures (Vega-Lite through Altair), sized to be read on a projector.
 
+Every chart is a single view (no concatenation or facets), so it takes the width of its
+place on the page and its legend stays inside it, on a wide screen or a narrow one.
+
 Stage colours, order and labels come from ``models.stages.Stage``, as in the
 command-line tables and the trace export.
 """
@@ -7,14 +10,21 @@ command-line tables and the trace export.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import altair as alt
 import pandas as pd
 
+from models.published import DECODE_MARKS
 from models.stages import POOLS, STAGES
 from sim.dashboard.knobs import DECODE, DECODE_MARKS_TPS
+
+Chart = alt.Chart | alt.LayerChart | alt.FacetChart | alt.HConcatChart
+"""The kinds of chart the dashboard draws (what ``st.altair_chart`` takes)."""
+
+TopLevel = TypeVar("TopLevel", bound=alt.TopLevelMixin)
 
 TRANSPORT_COLOURS = {
     "http": "#d62728",
@@ -24,26 +34,28 @@ TRANSPORT_COLOURS = {
 }
 """One colour per transport, for the curves (stages keep their own palette)."""
 
-MARK_LABELS = {65.0: "GPT-5 class", 1000.0: "Codex-Spark", 4000.0: "bursts"}
-"""What each published decode speed stands for."""
 
 _FONT_PX = 16
 _BAR_PX = 64
-_LEGEND_COLUMNS = 4
+_LEGEND_COLUMNS = 2
+"""Stage legend columns: two fit beside each other in an 800 px window's page."""
 _LEGEND_ROW_PX = 24
 _AXIS_PX = 70
 _AMDAHL_PX = 420
+_PANEL_PX = 320
+_PADDING_PX = {"top": 8, "left": 5, "right": 5, "bottom": 5}
+_UTILIZATION_PX = 220
 
 
 @dataclass(frozen=True)
 class Figure:
     """A chart and the height it needs on the page, legend included."""
 
-    chart: alt.TopLevelMixin
+    chart: Chart
     height_px: int
 
 
-def _stage_figure(chart: alt.TopLevelMixin, frame: pd.DataFrame, plot_px: int) -> Figure:
+def _stage_figure(chart: Chart, frame: pd.DataFrame, plot_px: int) -> Figure:
     """Charts with a stage legend below the plot need their full height given to the page."""
     legend_rows = math.ceil(frame["stage"].nunique() / _LEGEND_COLUMNS)
     return Figure(_readable(chart), plot_px + _AXIS_PX + legend_rows * _LEGEND_ROW_PX + 20)
@@ -138,18 +150,33 @@ def amdahl_chart(curve: pd.DataFrame, current: pd.DataFrame, baseline: str) -> a
         .mark_point(size=320, filled=True, stroke="black", strokeWidth=2)
         .encode(x=x, y=y, color=colour, tooltip=_percent_tooltip())
     )
+    # The label goes on the side of the point with room for it, inside the plot.
+    right_half = (
+        bool(len(current))
+        and math.log(float(current["decode_tps"].iloc[0]))
+        > (math.log(DECODE.low) + math.log(DECODE.high)) / 2
+    )
     dot_text = (
         alt.Chart(current)
         .transform_calculate(label="format(datum.e2e_reduction, '.0%') + ' (this scenario)'")
-        .mark_text(align="left", dx=14, dy=14, fontSize=_FONT_PX, fontWeight="bold")
+        .mark_text(
+            align="right" if right_half else "left",
+            dx=-14 if right_half else 14,
+            dy=14,
+            fontSize=_FONT_PX,
+            fontWeight="bold",
+        )
         .encode(x=x, y=y, text="label:N")
     )
     chart = (rules + rule_text + lines + dot + dot_text).properties(height=_AMDAHL_PX)
     return _readable(chart)
 
 
-def scaling_chart(frame: pd.DataFrame, tool_calls: float) -> alt.HConcatChart:
-    """API work and end-to-end time against tool calls per rollout, one line per transport."""
+def scaling_charts(
+    frame: pd.DataFrame, tool_calls: float
+) -> tuple[alt.LayerChart | alt.FacetChart, ...]:
+    """API work and end-to-end time against tool calls per rollout, one line per transport:
+    two charts, each as wide as its place on the page."""
     colour = _transport_colour(frame["transport"])
     x = alt.X("tool_calls:Q", title="tool calls per rollout")
     here = pd.DataFrame({"tool_calls": [tool_calls]})
@@ -166,18 +193,21 @@ def scaling_chart(frame: pd.DataFrame, tool_calls: float) -> alt.HConcatChart:
             )
         )
         rule = alt.Chart(here).mark_rule(strokeDash=[6, 4], color="#666").encode(x=x)
-        return (rule + lines).properties(height=380, width=440)
+        return _readable((rule + lines).properties(height=_PANEL_PX))
 
-    chart = alt.hconcat(
+    return (
         panel("api_cpu_s", "API work per rollout (s)"),
-        panel("e2e_s", "end-to-end time per rollout (s)"),
+        panel("e2e_s", "end-to-end per rollout (s)"),
     )
-    return _readable(chart)
 
 
-def latency_chart(frame: pd.DataFrame) -> alt.HConcatChart:
+LATENCY_NOTE = "thin: analytic mean; with points: simulated mean (solid) and p95 (dashed)"
+"""How to read the load view's latency charts (a caption: a chart title does not wrap)."""
+
+
+def latency_charts(frame: pd.DataFrame) -> tuple[alt.LayerChart | alt.FacetChart, ...]:
     """End-to-end time and TTFT against agents per transport: the analytic mean as a thin
-    line, simulated means (solid) and p95 (dashed) with points."""
+    line, simulated means (solid) and p95 (dashed) with points; two charts."""
     colour = _transport_colour(frame["transport"])
     x = alt.X("agents:Q", title="concurrent agents")
     dash = alt.StrokeDash(
@@ -188,7 +218,7 @@ def latency_chart(frame: pd.DataFrame) -> alt.HConcatChart:
     analytic = frame[frame["source"] == "analytic"]
     simulated = frame[frame["source"] == "simulation"]
 
-    def panel(field: str, title: str) -> alt.LayerChart:
+    def panel(field: str, title: str) -> alt.LayerChart | alt.FacetChart:
         tooltip = ["transport:N", "source:N", "agents:Q", "statistic:N", f"{field}:Q"]
         y = alt.Y(f"{field}:Q", title=title)
         model = (
@@ -203,18 +233,26 @@ def latency_chart(frame: pd.DataFrame) -> alt.HConcatChart:
                 .mark_line(point=True, strokeWidth=3)
                 .encode(x=x, y=y, color=colour, strokeDash=dash, tooltip=tooltip)
             )
-        return alt.layer(*layers).properties(height=340, width=440)
+        return _readable(alt.layer(*layers).properties(height=_PANEL_PX))
 
-    chart = alt.hconcat(
+    return (
         panel("e2e_s", "end-to-end per rollout (s)"),
-        panel("ttft_ms", "time to first token per turn (ms)"),
-    ).properties(title="thin: analytic mean; with points: simulated mean (solid) and p95 (dashed)")
-    return _readable(chart)
+        panel("ttft_ms", "TTFT per turn (ms)"),
+    )
 
 
-def utilization_chart(frame: pd.DataFrame) -> alt.FacetChart:
-    """Utilization of each contended pool against agents, one panel per pool: analytic
-    lines, simulated points."""
+def utilization_charts(frame: pd.DataFrame) -> dict[str, alt.LayerChart | alt.FacetChart]:
+    """Utilization of each contended pool against agents, one chart per pool (titled with
+    it), by pool: analytic lines, simulated points."""
+    present = set(frame["pool"])
+    return {
+        pool.value: _utilization_chart(frame[frame["pool"] == pool.value], pool.value)
+        for pool in POOLS
+        if pool.value in present
+    }
+
+
+def _utilization_chart(frame: pd.DataFrame, pool: str) -> alt.LayerChart | alt.FacetChart:
     base = alt.Chart(frame).encode(
         x=alt.X("agents:Q", title="concurrent agents"),
         y=alt.Y(
@@ -238,15 +276,7 @@ def utilization_chart(frame: pd.DataFrame) -> alt.FacetChart:
     simulated = base.mark_point(size=90, filled=True).transform_filter(
         alt.datum.source == "simulation"
     )
-    chart = (
-        alt.layer(model, simulated)
-        .properties(height=220, width=220)
-        .facet(
-            column=alt.Column(
-                "pool:N", title=None, sort=list(POOLS), header=alt.Header(labelFontSize=_FONT_PX)
-            )
-        )
-    )
+    chart = alt.layer(model, simulated).properties(height=_UTILIZATION_PX, title=f"{pool} pool")
     return _readable(chart)
 
 
@@ -260,10 +290,12 @@ def _stage_colour(frame: pd.DataFrame) -> alt.Color:
     return alt.Color("stage_label:N", scale=scale, legend=legend, sort=None)
 
 
-def _transport_colour(transports: Sequence[str]) -> alt.Color:
+def _transport_colour(transports: Iterable[str]) -> alt.Color:
     names = list(dict.fromkeys(transports))
     scale = alt.Scale(domain=names, range=[TRANSPORT_COLOURS[name] for name in names])
-    return alt.Color("transport:N", scale=scale, legend=alt.Legend(title="transport"))
+    # Above the plot: a legend beside it takes width a narrow screen does not have.
+    legend = alt.Legend(title="transport", orient="top", direction="horizontal")
+    return alt.Color("transport:N", scale=scale, legend=legend)
 
 
 def _percent_tooltip() -> list[alt.Tooltip]:
@@ -275,13 +307,15 @@ def _percent_tooltip() -> list[alt.Tooltip]:
 
 
 def _mark_label(tps: float) -> str:
-    return f"{tps:,.0f}: {MARK_LABELS[tps]}"
+    return f"{tps:,.0f}: {DECODE_MARKS[tps]}"
 
 
-def _readable(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
-    """Fonts big enough for the back of a room."""
+def _readable(chart: TopLevel) -> TopLevel:
+    """Fonts big enough for the back of a room, and room around the plot for the ascent of a
+    legend title above it (without padding the page clips its top)."""
     return (
-        chart.configure_axis(labelFontSize=_FONT_PX, titleFontSize=_FONT_PX + 1)
+        chart.properties(padding=_PADDING_PX)
+        .configure_axis(labelFontSize=_FONT_PX, titleFontSize=_FONT_PX + 1)
         .configure_legend(labelFontSize=_FONT_PX - 1, titleFontSize=_FONT_PX, labelLimit=320)
         .configure_view(strokeWidth=0)
         .configure_title(fontSize=_FONT_PX, fontWeight="normal", anchor="start")

@@ -19,8 +19,8 @@ from models.scenario import Scenario
 from models.stages import STAGES, Stage
 from sim.analysis.metrics import Metric
 from sim.analysis.results import Comparison, RunResult
-from sim.analysis.run import Engine, Run, Spec, execute
-from sim.analysis.summary import compare, summarize
+from sim.analysis.run import AnalyticRun, Engine, FleetRun, Run, SimulatedRun, Spec, execute
+from sim.analysis.summary import agent_result, compare
 from sim.analysis.verdict import verdict as comparison_verdict
 from sim.analytic.agent.engine import expect
 from sim.capacity.objectives import with_agents
@@ -40,7 +40,7 @@ class Results:
 
     engine: Engine
     rollouts: int
-    summaries: dict[str, RunResult]
+    summaries: dict[str, RunResult[None]]
     """Transport name -> the run's result (``sim.analysis.summary.summarize``)."""
     comparisons: dict[str, Comparison]
     """Transport name -> the baseline compared with it (not the baseline)."""
@@ -67,13 +67,20 @@ def run(scenario: Scenario, transport: Transport, engine: Engine, rollouts: int 
 
 def results_of(runs: Sequence[Run]) -> Results:
     """Summaries of runs of one scenario (same seed), each compared with the first."""
-    baseline, *others = runs
+    agents = [_one_agent(r) for r in runs]
+    baseline, *others = agents
     return Results(
         engine=baseline.engine,
         rollouts=baseline.rollouts,
-        summaries={r.spec.transport.value: summarize(r) for r in runs},
+        summaries={r.spec.transport.value: agent_result(r) for r in agents},
         comparisons={r.spec.transport.value: compare(baseline, r) for r in others},
     )
+
+
+def _one_agent(run: Run) -> SimulatedRun | AnalyticRun:
+    if isinstance(run, FleetRun):
+        raise ValueError(f"{run.spec.text}: a fleet run in a view of one agent")
+    return run
 
 
 def evaluate(scenario: Scenario, transports: Sequence[Transport]) -> Results:
@@ -225,7 +232,7 @@ def rollout_frame(
 def simulate_one(scenario: Scenario, transport: Transport, rollout: int) -> TurnRecords:
     """Per-turn records of rollout number ``rollout`` (its draws do not depend on later ones)."""
     spec = Spec(f"{scenario.name}:{transport}", scenario.name, transport)
-    turns = execute(spec, scenario, Engine.DES, rollout + 1, keep_turns=True).records.turn_records
+    turns = execute(spec, scenario, Engine.DES, rollout + 1, keep_turns=True).turn_records()
     mine = turns.rollout == rollout
     return TurnRecords(
         **{name: getattr(turns, name)[mine] for name in TurnRecords.__dataclass_fields__}

@@ -32,28 +32,44 @@ def file_name(title: str, suffix: str) -> str:
 
 
 def buttons(
-    where: DeltaGenerator, title: str, files: dict[str, tuple[str, Callable[[], bytes]]]
+    where: DeltaGenerator | None,
+    title: str,
+    what: str,
+    files: dict[str, tuple[str, Callable[[], bytes]]],
 ) -> None:
-    """One download button per file (suffix -> (mime type, maker)), side by side."""
-    for column, (suffix, (mime, make)) in zip(
-        where.columns(len(files)), files.items(), strict=True
-    ):
-        column.download_button(
-            f"{suffix.lstrip('.').upper()}",
+    """One download button per file (suffix -> (mime type, maker)) in a row that wraps,
+    each labelled with what it downloads and its format, never cut short."""
+    container = st.container if where is None else where.container
+    row = container(horizontal=True, wrap=True, gap="small")
+    for suffix, (mime, make) in files.items():
+        row.download_button(
+            button_label(what, suffix),
             make,
             file_name=file_name(title, suffix),
             mime=mime,
             key=f"download:{title}{suffix}",
             help=f"download {title} as {suffix}",
-            width="stretch",
+            icon=":material/download:",
+            width="content",
         )
 
 
-def chart_downloads(chart: alt.TopLevelMixin, title: str, where: DeltaGenerator = st) -> None:
+def button_label(what: str, suffix: str) -> str:
+    """``what`` and the file format, e.g. "the budget chart (PNG)"."""
+    return f"{what} ({suffix.lstrip('.').upper()})"
+
+
+def chart_downloads(
+    chart: alt.TopLevelMixin,
+    title: str,
+    what: str = "this chart",
+    where: DeltaGenerator | None = None,
+) -> None:
     """PNG and SVG of a chart."""
     buttons(
-        where.container(),
+        where,
         title,
+        what,
         {
             ".png": ("image/png", lambda: chart_png(chart)),
             ".svg": ("image/svg+xml", lambda: chart_svg(chart)),
@@ -61,16 +77,19 @@ def chart_downloads(chart: alt.TopLevelMixin, title: str, where: DeltaGenerator 
     )
 
 
-def table_download(frame: pd.DataFrame, title: str, where: DeltaGenerator = st) -> None:
+def table_download(
+    frame: pd.DataFrame, title: str, what: str, where: DeltaGenerator | None = None
+) -> None:
     """A table as CSV."""
-    buttons(where.container(), title, {".csv": ("text/csv", lambda: frame.to_csv().encode())})
+    buttons(where, title, what, {".csv": ("text/csv", lambda: frame.to_csv().encode())})
 
 
-def rollouts_download(table: pa.Table, title: str, where: DeltaGenerator = st) -> None:
+def rollouts_download(table: pa.Table, title: str, where: DeltaGenerator | None = None) -> None:
     """A simulation's per-rollout records as CSV and as Parquet."""
     buttons(
-        where.container(),
+        where,
         title,
+        "rollout records",
         {
             ".csv": ("text/csv", lambda: _encoded(table, ".csv")),
             ".parquet": ("application/octet-stream", lambda: _encoded(table, ".parquet")),

@@ -75,8 +75,8 @@ def scenario_fields(model: type[BaseModel] = Scenario, prefix: str = "") -> list
             continue
         extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
         kind, choices = _kind(annotation)
-        low = next((m.ge for m in info.metadata if isinstance(m, Ge)), None)
-        high = next((m.le for m in info.metadata if isinstance(m, Le)), None)
+        low = next((_number(m.ge) for m in info.metadata if isinstance(m, Ge)), None)
+        high = next((_number(m.le) for m in info.metadata if isinstance(m, Le)), None)
         if kind is FieldKind.INT:
             low = None if low is None else max(low, -JS_SAFE_INTEGER)
             high = JS_SAFE_INTEGER if high is None else min(high, JS_SAFE_INTEGER)
@@ -92,6 +92,12 @@ def scenario_fields(model: type[BaseModel] = Scenario, prefix: str = "") -> list
             )
         )
     return specs
+
+
+def _number(bound: object) -> float:
+    if not isinstance(bound, int | float):
+        raise TypeError(f"a scenario field's bound must be a number, not {bound!r}")
+    return bound
 
 
 def field_spec(path: str) -> FieldSpec:

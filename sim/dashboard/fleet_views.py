@@ -9,7 +9,7 @@ import streamlit as st
 
 from models.errors import ScenarioError
 from models.scenario import Scenario
-from sim.analysis.estimates import check_fleet
+from sim.analysis.load_curve import check_points
 from sim.capacity.objectives import Slo, SloMetric, with_agents
 from sim.dashboard import charts, downloads
 from sim.dashboard import load as fleet
@@ -21,7 +21,11 @@ from sim.dashboard.cache import (
     requested,
     run_key,
 )
+from sim.dashboard.views import show_chart
 from sim.turn.transports import Transport
+
+UTILIZATION_COLUMNS = 2
+"""The pools' utilization charts side by side, in rows of this many."""
 
 
 def load_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
@@ -40,10 +44,9 @@ def load_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     )
     try:
         counts = fleet.agent_counts(text)
-        for transport, agents in itertools.product(transports, counts):
-            check_fleet(
-                f"{agents:,} agents ({transport})", with_agents(scenario, agents), transport
-            )
+        for transport in transports:
+            scenarios = [with_agents(scenario, agents) for agents in counts]
+            check_points(f"{scenario.name}:{transport}", scenarios, transport)
     except ScenarioError as error:
         st.error(str(error))
         return
@@ -60,17 +63,25 @@ def load_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
         latency = pd.concat([latency, fleet.latency_frame(points)], ignore_index=True)
         utilization = pd.concat([utilization, fleet.utilization_frame(points)], ignore_index=True)
     name = scenario.name
-    for chart, title in (
-        (charts.latency_chart(latency), f"{name}-load-latency"),
-        (charts.utilization_chart(utilization), f"{name}-load-utilization"),
-    ):
-        st.altair_chart(chart, theme=None)
-        downloads.chart_downloads(chart, title)
+    st.caption(charts.LATENCY_NOTE)
+    e2e, ttft = charts.latency_charts(latency)
+    show_chart(e2e, f"{name}-load-e2e", "the fleet end-to-end chart")
+    show_chart(ttft, f"{name}-load-ttft", "the fleet TTFT chart")
+    pools = list(charts.utilization_charts(utilization).items())
+    for first in range(0, len(pools), UTILIZATION_COLUMNS):
+        row = pools[first : first + UTILIZATION_COLUMNS]
+        for column, (pool, chart) in zip(st.columns(UTILIZATION_COLUMNS), row, strict=False):
+            show_chart(chart, f"{name}-load-{pool}", f"the {pool} chart", column)
     for note in fleet.rate_limit_notes(scenario, transports, points):
         st.caption(note)
-    st.caption("the load table (analytic and simulated rows)")
-    downloads.table_download(latency, f"{name}-load-latency-table")
-    downloads.table_download(utilization, f"{name}-load-utilization-table")
+    downloads.table_download(
+        latency, f"{name}-load-latency-table", "the latency table (analytic and simulated)"
+    )
+    downloads.table_download(
+        utilization,
+        f"{name}-load-utilization-table",
+        "the utilization table (analytic and simulated)",
+    )
     capacity_view(scenario, transports)
 
 

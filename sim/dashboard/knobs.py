@@ -16,19 +16,20 @@ from typing import Any
 
 from models.hardware import hardware_registry
 from models.loading import set_path
+from models.published import DECODE_MARKS
 from models.scenario import Scenario
 from sim.dashboard.fields import field_spec, validated
 from sim.dashboard.rescale import (
-    decode_tps,
     mean_tool_calls,
     mean_tool_time_s,
     scaled_distribution,
+    stated_decode_tps,
     with_hardware,
 )
 
 Table = dict[str, Any]
 
-DECODE_MARKS_TPS = (65.0, 1000.0, 4000.0)
+DECODE_MARKS_TPS = tuple(DECODE_MARKS)
 """Published decode speeds: GPT-5-class flagships, Codex-Spark sustained, its bursts."""
 
 _NICE_MANTISSAS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)
@@ -104,7 +105,7 @@ def log_options(low: float, high: float, extra: tuple[float, ...] = ()) -> list[
 
 
 def _write_decode(data: Table, scenario: Scenario, tps: float) -> None:
-    factor = tps / decode_tps(scenario)
+    factor = tps / stated_decode_tps(scenario)
     data["inference"]["decode_tps"] = scaled_distribution(data["inference"]["decode_tps"], factor)
 
 
@@ -170,10 +171,11 @@ DECODE = Knob(
     label="decode speed (tokens/s)",
     group="Inference",
     control=Control.LOG_SLIDER,
-    help="Rescales the profile's decode-rate distribution (bursts kept) so that "
-    "1 / E[1/rate] is this speed. Published: about 65 tokens/s for GPT-5-class "
-    "flagships, over 1,000 for Codex-Spark with bursts to 4,000.",
-    read=decode_tps,
+    help="The speed the hardware profile states (with bursts: its sustained rate); moving it "
+    "rescales the whole decode-rate distribution, bursts kept. Published: about 65 tokens/s "
+    "for GPT-5-class flagships, over 1,000 for Codex-Spark with bursts to 4,000. The Amdahl "
+    "view's axis is the constant speed that decodes as fast on average (1 / E[1/rate]).",
+    read=stated_decode_tps,
     write=_write_decode,
     covers=("inference.decode_tps",),
     low=30.0,

@@ -1,5 +1,6 @@
 """Text sizes for a projector: captions, the big numbers' details and the sidebar's help
-read from the back of a room (Streamlit's defaults are 12-14 px and light grey)."""
+read from the back of a room (Streamlit's defaults are 12-14 px and light grey); labels
+that wrap on a narrow screen rather than end in an ellipsis."""
 
 from __future__ import annotations
 
@@ -18,6 +19,14 @@ CSS = f"""
 [data-testid="stTooltipHoverTarget"] {{
   font-size: {MIN_TEXT_PX}px !important;
   color: {TEXT_COLOUR} !important;
+}}
+/* On a narrow screen a label wraps instead of ending in "...". */
+[data-testid="stMain"] [data-testid="stMetricLabel"] *,
+[data-testid="stMain"] [data-testid="stMetricDelta"] *,
+[data-testid="stMain"] button p, [data-testid="stMain"] button div {{
+  white-space: normal !important;
+  overflow: visible !important;
+  text-overflow: clip !important;
 }}
 </style>
 """

@@ -64,10 +64,11 @@ def sweep_view() -> None:
     except ScenarioError as error:
         st.error(str(error))
         return
-    st.image(png)
+    st.image(png, width="stretch")
     downloads.buttons(
-        st.container(),
+        None,
         "-".join(filter(None, [results.name, kind, y, x, hue])),
+        "this plot",
         {
             ".png": ("image/png", lambda: png),
             ".svg": (

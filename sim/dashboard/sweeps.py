@@ -122,13 +122,15 @@ def sweep_figure(
     transports: tuple[str, ...],
 ) -> Figure:
     """The figure ``loopbudget plot`` would draw; a bad choice raises a one-line ScenarioError."""
+    if kind not in ("line", "heat map"):
+        return tornado(results, y, where, transports)
+    if x is None:
+        raise ScenarioError(f"{kind}: pick a swept path for the horizontal axis")
     if kind == "line":
         return line_plot(results, x, y, hue, where, transports)
-    if kind == "heat map":
-        if hue is None:
-            raise ScenarioError("heat map: pick a second swept path for the vertical axis")
-        return heat_map(results, x, hue, y, where, transports)
-    return tornado(results, y, where, transports)
+    if hue is None:
+        raise ScenarioError("heat map: pick a second swept path for the vertical axis")
+    return heat_map(results, x, hue, y, where, transports)
 
 
 def png_bytes(figure: Figure) -> bytes:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+from typing import cast
+
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from models.scenario import Scenario
+from sim.analysis.flagship import flagship_sentence
 from sim.analysis.metrics import Metric
 from sim.dashboard import charts, data, downloads
 from sim.dashboard.cache import (
@@ -26,23 +31,28 @@ DEFAULT_ROLLOUTS = 500
 TURNS_SHOWN = "rollout:turns"
 
 
-def show(figure: charts.Figure, title: str) -> None:
+def show(figure: charts.Figure, title: str, what: str) -> None:
     """A stage chart at its full height (Streamlit would clip a legend below the plot), in
     its own fonts (no Streamlit theme), with PNG and SVG downloads."""
     st.altair_chart(figure.chart, width="stretch", height=figure.height_px, theme=None)
-    downloads.chart_downloads(figure.chart, title)
+    downloads.chart_downloads(figure.chart, title, what)
 
 
-def show_chart(chart, title: str) -> None:
-    """A chart in its own fonts, with PNG and SVG downloads."""
-    st.altair_chart(chart, width="stretch", theme=None)
-    downloads.chart_downloads(chart, title)
+def show_chart(
+    chart: charts.Chart, title: str, what: str, where: DeltaGenerator | None = None
+) -> None:
+    """A chart as wide as its place, in its own fonts, with PNG and SVG downloads."""
+    if where is None:
+        st.altair_chart(chart, width="stretch", theme=None)
+    else:
+        where.altair_chart(chart, width="stretch", theme=None)
+    downloads.chart_downloads(chart, title, what, where)
 
 
 def reduction_metrics(results: data.Results, simulated_run: bool) -> None:
     """The reductions as big numbers: each transport against the baseline."""
     for transport, comparison in results.comparisons.items():
-        a, b = comparison.a, comparison.b
+        a, b = comparison.measured()
         rows = (
             ("end-to-end", Metric.E2E_REDUCTION, a.e2e_s.mean, b.e2e_s.mean),
             ("TTFT", Metric.TTFT_REDUCTION, a.ttft_s.mean, b.ttft_s.mean),
@@ -68,8 +78,8 @@ def reduction_metrics(results: data.Results, simulated_run: bool) -> None:
             )
     compared = list(results.comparisons.items())
     if compared:
-        rates = [(results.baseline, compared[0][1].a.prefix_cache_hit_rate)]
-        rates += [(name, comparison.b.prefix_cache_hit_rate) for name, comparison in compared]
+        rates = [(results.baseline, compared[0][1].measured()[0].prefix_cache_hit_rate)]
+        rates += [(name, c.measured()[1].prefix_cache_hit_rate) for name, c in compared]
         shown = " · ".join(f"{name} {rate:.1%}" for name, rate in rates)
         st.caption(f"{Metric.PREFIX_CACHE_HIT_RATE.label}: {shown}")
 
@@ -94,7 +104,6 @@ def budget_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
             f"Simulated: {results.rollouts} rollouts, seed {scenario.seed}, "
             "same workload draws under every transport."
         )
-        rollouts_box.caption("per-rollout records")
         downloads.rollouts_download(
             rollout_table({r.spec.transport.value: r for r in runs}),
             f"{scenario.name}-rollouts",
@@ -106,16 +115,16 @@ def budget_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     for comparison in results.comparisons.values():
         st.markdown(f"#### {data.verdict(comparison)}")
     budget = data.budget_frame(results)
-    show(charts.budget_chart(budget), f"{scenario.name}-budget")
+    show(charts.budget_chart(budget), f"{scenario.name}-budget", "the budget chart")
     with st.expander("The budget as a table"):
         table = data.budget_table(budget)
-        shares = [column for column in table.columns if column.endswith("share")]
+        shares: list[Hashable] = [column for column in table.columns if column.endswith("share")]
         st.dataframe(
             table.style.format("{:.3f}").format("{:.1%}", subset=shares),
             width="stretch",
             height=data.table_height_px(len(table)),
         )
-        downloads.table_download(table, f"{scenario.name}-budget-table")
+        downloads.table_download(table, f"{scenario.name}-budget-table", "the budget table")
 
 
 def rollout_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
@@ -127,9 +136,13 @@ def rollout_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     follow(TURNS_SHOWN, (max(0, last - 4), last))
     low, high = st.session_state[TURNS_SHOWN]
     st.session_state[TURNS_SHOWN] = (min(low, last), min(high, last))
-    turns = right.slider("turns shown", 0, last, key=TURNS_SHOWN)
+    # A range slider: session state holds a pair, which Streamlit's stubs cannot know (they
+    # type a slider given no value as one number).
+    turns = cast(tuple[int, int], right.slider("turns shown", 0, last, key=TURNS_SHOWN))
     frame = one_rollout(scenario.model_dump_json(), transports, int(rollout), turns)
-    show(charts.rollout_chart(frame), f"{scenario.name}-rollout-{int(rollout)}")
+    show(
+        charts.rollout_chart(frame), f"{scenario.name}-rollout-{int(rollout)}", "the rollout chart"
+    )
     st.caption(
         "The same rollout (same seed, same tool calls, outputs and tool times) under each "
         "transport; only the transport differs. The last turns are shown first: their "
@@ -144,16 +157,23 @@ def amdahl_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     speed = decode_tps(scenario)
     curve = amdahl_curve(with_decode_tps(scenario, 1.0).model_dump_json(), transports)
     point = data.amdahl_point(analytic(scenario.model_dump_json(), transports), speed)
-    show_chart(charts.amdahl_chart(curve, point, transports[0].value), f"{scenario.name}-amdahl")
+    show_chart(
+        charts.amdahl_chart(curve, point, transports[0].value),
+        f"{scenario.name}-amdahl",
+        "the Amdahl chart",
+    )
     st.caption(
         "Amdahl's law: the transport only saves API, network and safety time. While decode "
         "is slow that time hides behind inference; at 1,000+ tokens/s it is a large share of "
-        "every turn. Expected values (analytic engine)."
+        f"every turn. {flagship_sentence()} Expected values (analytic engine); the axis is "
+        "the constant decode speed that decodes as fast on average as this scenario's "
+        f"(1 / E[1/rate]: {speed:,.0f} tokens/s here)."
     )
 
 
 def scaling_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
     frame = scaling_curves(with_tool_calls(scenario, 1).model_dump_json(), transports)
-    chart = charts.scaling_chart(frame, mean_tool_calls(scenario))
-    show_chart(chart, f"{scenario.name}-scaling")
+    api_work, e2e = charts.scaling_charts(frame, mean_tool_calls(scenario))
+    show_chart(api_work, f"{scenario.name}-scaling-api-work", "the API work chart")
+    show_chart(e2e, f"{scenario.name}-scaling-e2e", "the end-to-end-by-tool-calls chart")
     st.caption(slope_caption(scenario, transports))

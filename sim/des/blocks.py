@@ -34,9 +34,13 @@ class Block:
         rollouts: int,
         replication: int,
         contended: bool,
+        turns: Turns | None = None,
     ) -> None:
+        """``turns``: the block's turns as given (observed elsewhere) instead of drawn."""
         self.index = index
-        self.turns = draw_turns(scenario, index, rollouts, replication)
+        self.turns = (
+            turns if turns is not None else draw_turns(scenario, index, rollouts, replication)
+        )
         works = turn_costs(scenario, transport, self.turns)
         (cold_work, cold_costs), (warm_work, warm_costs) = works
         resident = scenario.kv_cache.residency
@@ -48,8 +52,8 @@ class Block:
         many blocks in flight."""
         self.offsets: list[int] = self.turns.offsets.tolist()
         count = self.turns.count
-        self.missing_history: list[float] | None = [0.0] * count if resident else None
-        """History tokens each turn's replica no longer held (residency on; None: the
+        self.missing_history: list[float] = [0.0] * count if resident else []
+        """History tokens each turn's replica no longer held (residency on; empty: the
         simple mode, where nothing is missing)."""
         self.history_after: list[float] = self.turns.history_after().tolist() if resident else []
         # Lists while the run writes them item by item (faster than numpy stores).
@@ -97,7 +101,7 @@ def reduce_block(
     """
     cold_flag = np.asarray(block.cold_flag, dtype=float)
     turns = block.turns
-    if block.missing_history is not None:
+    if block.missing_history:
         turns = replace(turns, missing_history_tokens=np.asarray(block.missing_history))
     costs, uncached = _selected_costs(scenario, transport, block, turns, cold_flag)
     cached = cached_prompt_tokens(scenario, turns)
@@ -133,6 +137,8 @@ def reduce_block(
             cached_prompt_tokens=cached[rows],
             uncached_prompt_tokens=uncached[rows],
             rate_limited=refused[rows],
+            output_tokens=turns.output_tokens[rows],
+            tool_kind=_tool_kinds(turns)[rows],
         )
     return RolloutRecords(
         e2e_s=(block.ended_at_s - block.started_at_s)[keep],
@@ -175,11 +181,19 @@ def turn_costs(
     scenario: Scenario, transport: Transport, turns: Turns
 ) -> tuple[tuple[Work, TurnCosts], tuple[Work, TurnCosts]]:
     """The (cold, warm) work and costs of drawn turns, compaction requests included."""
-    works = turn_work(scenario, transport, turns)
-    compactions: tuple[Work | None, Work | None] = (None, None)
+    cold, warm = turn_work(scenario, transport, turns)
+    cold_compaction: Work | None = None
+    warm_compaction: Work | None = None
     if scenario.compaction.compacts:
-        compactions = compaction_work(scenario, transport, turns)
-    return tuple(
-        (work, stage_costs(scenario, work, compaction=compaction))
-        for work, compaction in zip(works, compactions, strict=True)
+        cold_compaction, warm_compaction = compaction_work(scenario, transport, turns)
+    return (
+        (cold, stage_costs(scenario, cold, compaction=cold_compaction)),
+        (warm, stage_costs(scenario, warm, compaction=warm_compaction)),
     )
+
+
+def _tool_kinds(turns: Turns) -> np.ndarray:
+    """Each turn's tool kind (-1 where the turns carry none)."""
+    if turns.tool_kind is None:
+        return np.full(turns.count, -1)
+    return turns.tool_kind

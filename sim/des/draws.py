@@ -39,7 +39,7 @@ def draw_turns(scenario: Scenario, block: int, rollouts: int, replication: int =
     output = w.output_tokens.sample_prefix(rng(Draw.OUTPUT_TOKENS), block_turns, total, False)
 
     cap = scenario.compaction.tool_output_cap_tokens
-    tool_s, tool_output = _calls(
+    tool_s, tool_output, tool_kind = _calls(
         w, rng(Draw.TOOL_KIND), rng(Draw.TOOL_TIME), rng(Draw.TOOL_OUTPUT), block_turns, total, cap
     )
     final_turns = np.cumsum(rollout_turns(calls.astype(np.int64))) - 1
@@ -56,6 +56,7 @@ def draw_turns(scenario: Scenario, block: int, rollouts: int, replication: int =
         )
     tool_s[final_turns] = 0.0
     tool_output[final_turns] = 0.0
+    tool_kind[final_turns] = -1
     grown = history(
         calls, output, tool_output, w.first_message_tokens, w.output_items_per_turn, parallel
     )
@@ -86,20 +87,8 @@ def draw_turns(scenario: Scenario, block: int, rollouts: int, replication: int =
         failed_early=early,
         failed_late=late,
         retry_wait_s=wait_s,
+        tool_kind=tool_kind,
     )
-
-
-def draw_tool_kinds(scenario: Scenario, block: int, replication: int = 0) -> np.ndarray:
-    """The tool kind of every turn's first call in block ``block`` (an index into
-    ``workload.tools``), from the stream ``draw_turns`` draws its calls' kinds from."""
-    w = scenario.workload
-    calls = w.tool_calls_per_rollout.sample(
-        stream(scenario.seed, block, Draw.TOOL_CALLS, replication), BLOCK_ROLLOUTS
-    )
-    turns = int(rollout_turns(calls).sum())
-    rng = stream(scenario.seed, block, Draw.TOOL_KIND, replication)
-    kind, _ = _tool_kinds(w, rng, turns, turns, finish=False)
-    return kind
 
 
 def _calls(
@@ -110,9 +99,9 @@ def _calls(
     size: int,
     keep: int,
     cap_tokens: float,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Time and output tokens of the first ``keep`` of ``size`` tool calls drawn from the mix,
-    each output cut to ``cap_tokens`` (0: not cut).
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Time, output tokens and kind of the first ``keep`` of ``size`` tool calls drawn from the
+    mix, each output cut to ``cap_tokens`` (0: not cut).
 
     With one generator for all three the stream holds the kinds, then each kind's
     times and outputs in turn, so every part but the last is finished.
@@ -131,7 +120,7 @@ def _calls(
         )
     if cap_tokens > 0:
         tool_output = np.minimum(tool_output, cap_tokens)
-    return tool_s, tool_output
+    return tool_s, tool_output, kind
 
 
 def _add_parallel_calls(
@@ -148,7 +137,7 @@ def _add_parallel_calls(
     first; its output is every call's output."""
     extra = np.maximum(parallel - 1, 0).astype(np.int64)
     owner = np.repeat(np.arange(parallel.size), extra)
-    extra_s, extra_output = _calls(w, rng, rng, rng, block_extra, owner.size, cap_tokens)
+    extra_s, extra_output, _ = _calls(w, rng, rng, rng, block_extra, owner.size, cap_tokens)
     slowest = first_s.copy()
     np.maximum.at(slowest, owner, extra_s)
     output = first_output + np.bincount(owner, weights=extra_output, minlength=parallel.size)

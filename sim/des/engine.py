@@ -93,8 +93,11 @@ class Simulation:
             if scenario.kv_cache.residency
             else None
         )
-        limited = contended and scenario.rate_limit.limits
-        self.limiter = RateLimiter(scenario, self.env, window, retry_spread) if limited else None
+        self.limiter: RateLimiter | None = None
+        if contended and scenario.rate_limit.limits:
+            if retry_spread is None:
+                raise ValueError("a rate-limited fleet needs a retry_spread stream")
+            self.limiter = RateLimiter(scenario, self.env, window, retry_spread)
         self._side_pool = {side: self.pools[side.info.pool] for side in Side}
         self._parallel_column = side_wait_column(_PARALLEL)
         self._steps = [
@@ -273,7 +276,7 @@ class Simulation:
                 if not pool.take():
                     waits[column] = yield from pool.wait()
                 nested = seg.nested[index]
-                if nested is not None and nested[3][t]:
+                if nested is not None and inner is not None and nested[3][t]:
                     lead_s, inner_s, trail_s, _ = nested
                     yield env.timeout(lead_s[t])
                     if not inner.take():

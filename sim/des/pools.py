@@ -101,7 +101,7 @@ class ServerPool:
             self.free += 1
             self.busy.change(-1)
 
-    def hold_aside(self, service_s: float, done: Callable[[], None] | None = None) -> None:
+    def hold_aside(self, service_s: float, done: Callable[[], object] | None = None) -> None:
         """Hold a server for ``service_s`` off the caller's path, queueing if none is free
         (callbacks, no process of its own); ``done()`` runs when the server is given back."""
         env = self._env

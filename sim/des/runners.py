@@ -22,6 +22,7 @@ from sim.des.replication import CHECKPOINTS, Checkpoints, PoolStats, Replication
 from sim.des.streams import BLOCK_ROLLOUTS, Draw, stream
 from sim.turn.records import RolloutRecords, concatenate
 from sim.turn.transports import Transport
+from sim.turn.turns import Turns
 
 Progress = Callable[[int], None]
 
@@ -47,6 +48,24 @@ def simulate(
         if progress is not None:
             progress(count)
     return concatenate(parts)
+
+
+def simulate_turns(
+    scenario: Scenario, transport: Transport, turns: Turns, keep_turns: bool = False
+) -> RolloutRecords:
+    """One agent runs the rollouts of ``turns`` (observed elsewhere, not drawn) back to back,
+    without contention: the same engine on turns whose counts, tokens and tool times are
+    given."""
+    if turns.rollouts > BLOCK_ROLLOUTS:
+        raise ValueError(f"{turns.rollouts} rollouts: at most {BLOCK_ROLLOUTS} given at once")
+    faults = stream(scenario.seed, 0, Draw.CONNECTION_FAULTS)
+    routing = stream(scenario.seed, 0, Draw.ROUTING)
+    sim = Simulation(scenario, transport, 0, (0.0, np.inf), False, faults, routing)
+    sim.blocks[0] = Block(scenario, transport, 0, turns.rollouts, 0, False, turns)
+    sim.env.process(sim.rollouts(range(turns.rollouts)))
+    sim.env.run()
+    every = np.ones(turns.rollouts, dtype=bool)
+    return reduce_block(scenario, transport, sim.blocks[0], every, every if keep_turns else None)
 
 
 def _one_block(

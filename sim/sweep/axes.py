@@ -54,20 +54,26 @@ class Axis(Table):
         """The values of an explicit or range axis, in order."""
         if self.values is not None:
             return list(self.values)
+        start, stop, num = self.start, self.stop, self.num
+        if start is None or stop is None or num is None:
+            raise ValueError(f"axis {self.path}: a range needs start, stop and num")
         space = np.geomspace if self.scale == "log" else np.linspace
-        values = np.union1d(space(self.start, self.stop, self.num), self.include)
+        values = np.union1d(space(start, stop, num), np.asarray(self.include, dtype=float))
         if self.integer:
             return [int(v) for v in np.unique(np.rint(values))]
         return [float(v) for v in values]
 
     def from_unit(self, unit: np.ndarray) -> list[Any]:
         """Map samples on [0, 1) to [low, high] with this axis's scale (sampled axes)."""
+        low, high = self.low, self.high
+        if low is None or high is None:
+            raise ValueError(f"axis {self.path}: a sampled axis needs low and high")
         if self.scale == "log":
-            log_low, log_high = math.log(self.low), math.log(self.high)
+            log_low, log_high = math.log(low), math.log(high)
             values = np.exp(log_low + unit * (log_high - log_low))
         else:
-            values = self.low + unit * (self.high - self.low)
-        values = np.clip(values, self.low, self.high)
+            values = low + unit * (high - low)
+        values = np.clip(values, low, high)
         if self.integer:
             return [int(v) for v in np.rint(values)]
         return [float(v) for v in values]

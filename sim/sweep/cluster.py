@@ -23,7 +23,7 @@ MAX_WORKERS_PER_CORE = 4
 
 def default_workers() -> int:
     """One worker per core this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def check_workers(workers: int | None) -> None:

@@ -16,6 +16,7 @@ import numpy as np
 from scipy.stats import qmc
 
 if TYPE_CHECKING:
+    from sim.sweep.axes import Sample
     from sim.sweep.sweepfile import SweepFile
 
 
@@ -30,14 +31,13 @@ def expand(file: SweepFile) -> list[dict[str, Any]]:
     grid = [dict(zip(paths, combo, strict=True)) for combo in combos]
     if file.sample is None:
         return grid
-    samples = sampled_points(file)
+    samples = sampled_points(file, file.sample)
     return [{**g, **s} for g in grid for s in samples]
 
 
-def sampled_points(file: SweepFile) -> list[dict[str, Any]]:
-    """The sampled design over the ``low``/``high`` axes, reproducible from its seed."""
+def sampled_points(file: SweepFile, sample: Sample) -> list[dict[str, Any]]:
+    """The design ``sample`` over the ``low``/``high`` axes, reproducible from its seed."""
     axes = [axis for axis in file.axes if axis.kind == "sampled"]
-    sample = file.sample
     if sample.method == "lhs":
         unit = qmc.LatinHypercube(d=len(axes), rng=sample.seed).random(sample.points)
     else:

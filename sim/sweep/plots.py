@@ -53,7 +53,7 @@ def line_plot(
         xs, mean, low, high = aggregate(rows, x, y)
         label = key[0] if hue is None else f"{key[0]}, {hue} = {_short(key[1])}"
         ax.plot(xs, mean, color=colour, label=label, marker="o" if xs.size <= 12 else None)
-        if low is not None:
+        if low is not None and high is not None:
             ax.fill_between(xs, low, high, color=colour, alpha=BAND_ALPHA, linewidth=0)
         for mark in marks:
             _annotate(ax, xs, mean, mark, colour, is_reduction(y), results.is_log(x))
@@ -207,7 +207,7 @@ def _annotate(
         return
     where = np.log(xs) if log else xs
     value = float(np.interp(math.log(mark) if log else mark, where, ys))
-    text = f"{value:.0%}" if percent else f"{value:.3g}"
+    text = f"{value:.1%}" if percent else f"{value:.3g}"
     right_half = (where[-1] - (math.log(mark) if log else mark)) < (where[-1] - where[0]) / 2
     ax.annotate(
         f"{_short(mark)}: {text}",

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
-from sim.analysis.results import RunResult
+from sim.analysis.results import RunResult, UnmeasuredPoint
 from sim.analysis.results import flatten as flat_json
 from sim.analysis.run import Run
 from sim.analysis.summary import compare, summarize
@@ -85,10 +86,10 @@ def flatten(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_rows(
-    head: Head, runs: dict[Transport, Run], baseline: Transport | None
+    head: Head, runs: Mapping[Transport, Run], baseline: Transport | None
 ) -> list[dict[str, Any]]:
     """The rows of one point and seed from its runs (one per transport)."""
-    results: dict[Transport, RunResult] = {}
+    results: dict[Transport, RunResult[Any] | UnmeasuredPoint] = {}
     reductions: dict[Transport, dict[str, Any]] = {}
     for transport, run in runs.items():
         if baseline is None or transport is baseline:
@@ -129,9 +130,9 @@ def _number(name: str, value: Any) -> Any:
 
 
 def _kind(axis: Axis) -> str:
-    if axis.kind != "values":
-        return "int" if axis.integer else "float"
     values = axis.values
+    if values is None:
+        return "int" if axis.integer else "float"
     if all(isinstance(v, bool) for v in values):
         return "bool"
     if all(isinstance(v, int) and not isinstance(v, bool) for v in values):

@@ -88,7 +88,7 @@ class ResultsDir:
             )
         survey = Survey()
         for part in self._part_files():
-            number = int(_PART.match(part.name)[1])
+            number = _chunk(part)
             problem = checked_part(part, number, expected)[1]
             if problem is None:
                 survey.finished.add(number)
@@ -120,7 +120,7 @@ class ResultsDir:
 
     def finished(self) -> set[int]:
         """Chunk numbers that have a part."""
-        return {int(_PART.match(p.name)[1]) for p in self._part_files()}
+        return {_chunk(p) for p in self._part_files()}
 
     def write_part(self, chunk: int, table: pa.Table) -> None:
         """Write the rows of one finished chunk as one Parquet part, atomically."""
@@ -136,6 +136,14 @@ class ResultsDir:
         if not self.parts.is_dir():
             return []
         return sorted(p for p in self.parts.iterdir() if _PART.match(p.name))
+
+
+def _chunk(part: Path) -> int:
+    """The chunk number in a part's file name."""
+    match = _PART.match(part.name)
+    if match is None:
+        raise ValueError(f"{part}: not a part file (part-NNNNNN.parquet)")
+    return int(match[1])
 
 
 def checked_part(path: Path, chunk: int, manifest: Manifest) -> tuple[pa.Table | None, str | None]:
@@ -157,7 +165,7 @@ def read_results(path: Path | str) -> pa.Table:
         raise ScenarioError(f"{path}: no finished points yet")
     tables = []
     for part in parts:
-        table, problem = checked_part(part, int(_PART.match(part.name)[1]), manifest)
+        table, problem = checked_part(part, _chunk(part), manifest)
         if problem is not None:
             raise ScenarioError(
                 f"{path}: {PARTS}/{part.name} is damaged ({problem}); run the sweep again "

@@ -92,11 +92,12 @@ def _analytic(context: Context, tasks: list[Task]) -> list[dict[str, Any]]:
             scenarios[index] = analytic_scenario(context, task)
         except Exception as error:
             scenarios[index] = error
-    valid = [index for index, s in scenarios.items() if isinstance(s, Scenario)]
+    valid = {index: s for index, s in scenarios.items() if isinstance(s, Scenario)}
+    positions = list(valid)
     expectations: dict[Transport, dict[int, Any]] = {t: {} for t in context.transports}
-    for batch_points in memory_batches([scenarios[i] for i in valid]):
-        indices = [valid[i] for i in batch_points]
-        columns = column_form([scenarios[i] for i in indices])
+    for batch_points in memory_batches(list(valid.values())):
+        indices = [positions[i] for i in batch_points]
+        columns = column_form([valid[i] for i in indices])
         for t in context.transports:
             batch = expect_columns(columns, t)
             expectations[t].update({index: batch.point(row) for row, index in enumerate(indices)})

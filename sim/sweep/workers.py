@@ -28,7 +28,7 @@ class Workers:
 
 def default_workers() -> int:
     """One worker per core this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _ready(_task: int) -> int:

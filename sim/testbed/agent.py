@@ -12,6 +12,7 @@ and requests sent (retries included).
 from __future__ import annotations
 
 import json
+import math
 import ssl
 import time
 from dataclasses import dataclass
@@ -69,20 +70,23 @@ def tool_output_text(tokens: float, bytes_per_token: float) -> str:
 
 
 class ConnectionCounter:
-    """Counts the new TCP connections and the requests an httpx client makes."""
+    """Counts the new TCP connections and the requests an httpx client makes, and when the
+    last request's body was written to its socket."""
 
     def __init__(self) -> None:
         self.connections = 0
         self.requests = 0
-        self.last_request_at_s: float | None = None
+        self.last_request_at_s = math.nan
+        """When the last request left (NaN before the first)."""
 
     async def trace(self, name: str, info: dict[str, Any]) -> None:
         if name == "connection.connect_tcp.complete":
             self.connections += 1
+        elif name == "http11.send_request_body.complete":
+            self.last_request_at_s = time.monotonic()
 
     async def on_request(self, request: httpx2.Request) -> None:
         self.requests += 1
-        self.last_request_at_s = time.monotonic()
         request.extensions["trace"] = self.trace
 
 

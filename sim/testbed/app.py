@@ -25,6 +25,7 @@ from starlette.websockets import WebSocket
 from sim.des.streams import Draw, stream
 from sim.testbed.emulator import Emulator
 from sim.testbed.protocol import ApiError, Event, sse
+from sim.testbed.timing import service_headers
 from sim.testbed.ws_connection import Socket
 
 CALIBRATION_HEADER = "x-loopbudget-calibration"
@@ -62,7 +63,8 @@ class Service:
         request = Request(scope, receive)
         if not self._authorized(request.headers):
             error = ApiError(401, "invalid_api_key", "Incorrect API key provided.")
-            await JSONResponse(error.http_json(), 401)(scope, receive, send)
+            headers = service_headers(arrived_s)
+            await JSONResponse(error.http_json(), 401, headers)(scope, receive, send)
             return
         try:
             body = json.loads(await request.body())
@@ -76,7 +78,8 @@ class Service:
                 else ApiError(400, "invalid_json", str(problem))
             )
             await self.emulator.refuse(error, arrived_s, "http")
-            await JSONResponse(error.http_json(), error.status)(scope, receive, send)
+            headers = service_headers(arrived_s)
+            await JSONResponse(error.http_json(), error.status, headers)(scope, receive, send)
             return
         if body.get("stream") is not True:
             events: list[Event] = []
@@ -85,7 +88,8 @@ class Service:
                 events.append(event)
 
             await self.emulator.run(prepared, collect, arrived_s, "http")
-            await JSONResponse(events[-1]["response"])(scope, receive, send)
+            headers = service_headers(arrived_s)
+            await JSONResponse(events[-1]["response"], headers=headers)(scope, receive, send)
             return
         await _stream_events(self.emulator, prepared, arrived_s, receive, send)
 
@@ -149,6 +153,7 @@ async def _stream_events(
     """Server-sent events through a writer task (a slow reader never holds up the service);
     a client that disconnects cancels the response at once."""
     headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+    headers += [(k.encode(), v.encode()) for k, v in service_headers(arrived_s).items()]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     outbox: asyncio.Queue[Event | None] = asyncio.Queue()
 

@@ -18,8 +18,8 @@ import selectors
 import statistics
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -31,7 +31,7 @@ _ADAPTATION = 0.05
 _MAX_LEAD_S = 0.005
 
 
-def run(main: Callable[[], Awaitable[T]]) -> T:
+def run(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run a coroutine on a new event loop with microsecond timers."""
     with asyncio.Runner(
         loop_factory=lambda: asyncio.SelectorEventLoop(selectors.SelectSelector())

@@ -43,7 +43,7 @@ def measured_side(rollouts: list[RolloutRecord], splits: list[TurnSplit]) -> Sid
         budget[Stage.QUEUE.value] += sum(s.server["wait_s"].values())
         budget[Key.SERVER_OVERHEAD_S.value] += s.server_s - s.emulated_s
         budget[Stage.DOWNLOAD.value] += s.down_s
-        budget[Stage.TOOL.value] += s.turn.tool_s
+    budget[Stage.TOOL.value] = sum(t.tool_s for r in rollouts for t in r.turns)
     recoveries = sum(r.recoveries for r in rollouts)
     recovered_s = [t.request_s for r in rollouts for t in r.turns if t.recoveries]
     return Side(
@@ -55,6 +55,7 @@ def measured_side(rollouts: list[RolloutRecord], splits: list[TurnSplit]) -> Sid
         cache_misses_per_rollout=recoveries / count,
         recovery_s=float(np.mean(recovered_s)) if recovered_s else math.nan,
         budget_s={row: seconds / count for row, seconds in budget.items()},
+        requests_per_rollout=sum(len(r.turns) for r in rollouts) / count,
     )
 
 
@@ -67,13 +68,13 @@ def simulated_side(records: RolloutRecords) -> Side:
     """The simulation's statistics in the measured side's terms (failed continuations are
     counted where the records kept their turns)."""
     turns = records.turn_records
-    recover = turns.stage_s[:, STAGE_COLUMN[Stage.RECOVER]] if turns is not None else None
-    recoveries = int((recover > 0).sum()) if recover is not None else 0
-    request_s = (
-        turns.stage_s.sum(axis=1) - turns.stage_s[:, STAGE_COLUMN[Stage.TOOL]]
-        if recoveries
-        else None
-    )
+    recoveries, recovery_s = 0, math.nan
+    if turns is not None:
+        recovered = turns.stage_s[:, STAGE_COLUMN[Stage.RECOVER]] > 0
+        recoveries = int(recovered.sum())
+        if recoveries:
+            request_s = turns.stage_s.sum(axis=1) - turns.stage_s[:, STAGE_COLUMN[Stage.TOOL]]
+            recovery_s = float(request_s[recovered].mean())
     per_stage = records.stage_s.mean(axis=0)
     budget = dict.fromkeys(_budget_rows(), 0.0)
     for stage in STAGES:
@@ -86,8 +87,9 @@ def simulated_side(records: RolloutRecords) -> Side:
         ttft_p95_s=float(np.percentile(records.turn_ttft_s, 95)),
         connections_per_rollout=float(records.cold_turns.mean()),
         cache_misses_per_rollout=recoveries / records.count if turns is not None else math.nan,
-        recovery_s=float(request_s[recover > 0].mean()) if recoveries else math.nan,
+        recovery_s=recovery_s,
         budget_s=budget,
+        requests_per_rollout=float(records.turns.mean()),
     )
 
 

@@ -1,17 +1,24 @@
-"""Agent loops written against the official openai SDK, one per transport, recording every turn.
+"""Agent loops written against the official openai SDK, one per transport: the server decides.
 
 ``http``: ``responses.create(stream=True)`` continuing with ``previous_response_id``
 (``store=True``); ``http-full``: the whole history resent, ``store=False``;
 ``ws``: ``client.responses.connect()``, a ``response.create`` per turn with only
 the new input, reconnecting when the server closed the socket and resending
 everything after ``previous_response_not_found``.  Every rollout starts on a
-new connection, as in the simulation.  Tools sleep for the seeded draws of the
-simulation's workload (common random numbers), and their outputs are text of
-the drawn size.
+new connection, as in the simulation.
+
+Each loop is a real agent's: every tool call of a response is answered (at once
+when the scenario's client runs calls in parallel, else one after another), each
+tool sleeping for its drawn time (``tools``) and answering with text of its drawn
+size; reasoning and message items stay in the history; a response without a tool
+call ends the rollout.  A turn limit stops a server that never stops calling
+tools (the rollout is marked).  Against the emulator the server follows the
+scenario's script, so the rollout is the simulation's rollout.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -21,17 +28,21 @@ from openai import AsyncOpenAI, omit
 from websockets.exceptions import ConnectionClosed
 
 from models.scenario import Scenario
-from sim.des.streams import BLOCK_ROLLOUTS
 from sim.testbed.agent import MODEL, ConnectionCounter, Prompt, sdk_client, tool_output_text
 from sim.testbed.app import CALIBRATION_HEADER
 from sim.testbed.clock import TimerLead
+from sim.testbed.conversation import Conversation, answer, tool_calls
 from sim.testbed.records import RolloutRecord, TurnRecord
-from sim.testbed.script import REPLICATION_KEY, ROLLOUT_KEY, block_turns
+from sim.testbed.script import REPLICATION_KEY, ROLLOUT_KEY
+from sim.testbed.tools import DrawnBlocks, ToolDraws
 from sim.turn.transports import Transport
-from sim.turn.turns import Turns
 
 NOT_FOUND = "previous_response_not_found"
+DEFAULT_TURN_LIMIT = 256
+"""Requests a rollout may make before the driver stops it (a server that never answers)."""
 _MAX_ATTEMPTS = 8
+_ENDED = ("response.completed", "response.incomplete")
+"""Stream events that carry a finished response (an incomplete one is still an answer)."""
 
 
 class Agent:
@@ -45,6 +56,7 @@ class Agent:
         api_key: str,
         lead: TimerLead,
         calibration: bool = False,
+        turn_limit: int = DEFAULT_TURN_LIMIT,
     ) -> None:
         if transport is Transport.WS_APPEND:
             raise ValueError("ws-append (one long response per rollout) has no SDK loop")
@@ -52,14 +64,9 @@ class Agent:
         self.base_url, self.api_key, self.lead = base_url, api_key, lead
         self.prompt = Prompt.of(scenario)
         self.headers = {CALIBRATION_HEADER: "1"} if calibration else {}
-        self._turns: dict[tuple[int, int], Turns] = {}
-
-    def _plan(self, rollout: int, replication: int) -> tuple[Turns, int, int]:
-        block, local = divmod(rollout, BLOCK_ROLLOUTS)
-        if (replication, block) not in self._turns:
-            self._turns[(replication, block)] = block_turns(self.scenario, block, replication)
-        turns = self._turns[(replication, block)]
-        return turns, int(turns.offsets[local]), int(turns.offsets[local + 1])
+        self.turn_limit = turn_limit
+        self.parallel = scenario.workload.parallel
+        self._drawn = DrawnBlocks(scenario)
 
     @asynccontextmanager
     async def sdk(self, counter: ConnectionCounter | None = None) -> AsyncIterator[AsyncOpenAI]:
@@ -71,7 +78,7 @@ class Agent:
         finally:
             await client.close()
 
-    def _request(self, rollout: int, replication: int) -> dict[str, Any]:
+    def request_body(self, rollout: int, replication: int) -> dict[str, Any]:
         return {
             "model": MODEL,
             "instructions": self.prompt.instructions,
@@ -82,102 +89,125 @@ class Agent:
     async def rollout(
         self, rollout: int, replication: int = 0, max_turns: int | None = None
     ) -> RolloutRecord:
-        """Run rollout ``rollout`` of the seeded workload (its first ``max_turns`` turns)."""
-        turns, first, end = self._plan(rollout, replication)
-        if max_turns is not None:
-            end = min(end, first + max_turns)
+        """Run rollout ``rollout`` until the server answers without a tool call (or only its
+        first ``max_turns`` turns: a calibration cut, not a runaway)."""
+        tools = self._drawn.tools(rollout, replication)
+        loop = _Loop(self, rollout, replication, tools, max_turns)
         counter = ConnectionCounter()
         async with self.sdk(counter) as client:
             if self.transport.is_websocket:
-                return await self._ws_rollout(client, rollout, replication, turns, first, end)
-            return await self._http_rollout(
-                client, counter, rollout, replication, turns, first, end
-            )
+                await loop.over_websocket(client)
+            else:
+                await loop.over_http(client, counter)
+        return RolloutRecord(rollout, loop.records, loop.turn_limited)
 
-    async def _tool(self, record: TurnRecord, turns: Turns, row: int, end: int) -> Any:
-        """Run the turn's tool (sleep for its drawn time); its output for the next turn."""
+    async def run_tools(
+        self, record: TurnRecord, tools: ToolDraws, calls: list[Any]
+    ) -> list[dict[str, Any]]:
+        """Run the response's tool calls (sleep for their drawn times); their answers."""
         per_token = self.scenario.network.bytes_per_token
+        draws = [tools.call(record.turn, i, call.name) for i, call in enumerate(calls)]
+        times_s = [seconds for seconds, _ in draws]
+        record.drawn_tool_s = max(times_s) if self.parallel else sum(times_s)
         started_s = time.monotonic()
-        await self.lead.sleep(float(turns.tool_s[row]))
+        if self.parallel and len(calls) > 1:
+            await asyncio.gather(*(self.lead.sleep(seconds) for seconds in times_s))
+        else:
+            for seconds in times_s:
+                await self.lead.sleep(seconds)
         record.tool_s = time.monotonic() - started_s
-        return tool_output_text(float(turns.new_tokens[row + 1]), per_token)
+        return [
+            answer(call, tool_output_text(tokens, per_token))
+            for call, (_, tokens) in zip(calls, draws, strict=True)
+        ]
 
-    async def _http_rollout(
+
+class _Loop:
+    """One rollout's loop: its conversation, its turns and where it stops."""
+
+    def __init__(
         self,
-        client: AsyncOpenAI,
-        counter: ConnectionCounter,
+        agent: Agent,
         rollout: int,
         replication: int,
-        turns: Turns,
-        first: int,
-        end: int,
-    ) -> RolloutRecord:
-        resend = self.transport is Transport.HTTP_FULL
-        common = self._request(rollout, replication)
-        history: list[Any] = [{"role": "user", "content": self.prompt.task}]
-        new_input, previous_id = list(history), None
-        records = []
-        for row in range(first, end):
-            record = TurnRecord(rollout, row - first, time.monotonic())
+        tools: ToolDraws,
+        max_turns: int | None,
+    ) -> None:
+        self.agent, self.rollout, self.tools = agent, rollout, tools
+        self.common = agent.request_body(rollout, replication)
+        self.conversation = Conversation(agent.prompt.task, agent.scenario.network.bytes_per_token)
+        self.max_turns = min(max_turns or agent.turn_limit, agent.turn_limit)
+        self.cut = max_turns is not None and max_turns < agent.turn_limit
+        self.records: list[TurnRecord] = []
+        self.turn_limited = False
+
+    def new_turn(self) -> TurnRecord:
+        return TurnRecord(self.rollout, len(self.records), time.monotonic())
+
+    async def answered(self, record: TurnRecord, response: Any) -> bool:
+        """Record the turn; run its tools.  True when the rollout goes on."""
+        record.completed_at_s = time.monotonic()
+        record.response_id = response.id
+        self.conversation.answered(response, record)
+        self.records.append(record)
+        calls = tool_calls(list(response.output))
+        record.calls = len(calls)
+        if not calls:
+            return False
+        if len(self.records) >= self.max_turns:
+            self.turn_limited = not self.cut
+            return False
+        answers = await self.agent.run_tools(record, self.tools, calls)
+        self.conversation.continue_after(response, record, answers)
+        return True
+
+    async def over_http(self, client: AsyncOpenAI, counter: ConnectionCounter) -> None:
+        resend = self.agent.transport is Transport.HTTP_FULL
+        conversation = self.conversation
+        while True:
+            record = self.new_turn()
             connections, requests = counter.connections, counter.requests
-            sent = history if resend else new_input
-            record.items_sent = len(sent)
+            sent = conversation.sent(record, resend)
             stream = await client.responses.create(
-                **common,
+                **self.common,
                 input=sent,
-                previous_response_id=omit if resend or previous_id is None else previous_id,
+                previous_response_id=omit
+                if resend or conversation.previous_id is None
+                else conversation.previous_id,
                 store=not resend,
                 stream=True,
             )
             record.sent_at_s = counter.last_request_at_s
             response = None
             async for event in stream:
-                if event.type == "response.output_item.added" and response is None:
+                if event.type == "response.output_item.added":
                     if record.first_output_at_s != record.first_output_at_s:
                         record.first_output_at_s = time.monotonic()
-                elif event.type == "response.completed":
+                elif event.type in _ENDED:
                     response = event.response
-            record.completed_at_s = time.monotonic()
+                elif event.type in ("response.failed", "error"):
+                    raise RuntimeError(f"rollout {self.rollout}: {_failure(event)}")
+            if response is None:
+                raise RuntimeError(f"rollout {self.rollout}: the stream ended without a response")
             record.new_connections = counter.connections - connections
             record.retries = counter.requests - requests - 1
-            record.response_id = response.id
-            records.append(record)
-            if row == end - 1:
-                break
-            call = response.output[-1]
-            output = await self._tool(record, turns, row, end)
-            answer = {"type": "function_call_output", "call_id": call.call_id, "output": output}
-            history.extend([*response.output, answer])
-            new_input, previous_id = [answer], response.id
-        return RolloutRecord(rollout, records)
+            if not await self.answered(record, response):
+                return
 
-    async def _ws_rollout(
-        self,
-        client: AsyncOpenAI,
-        rollout: int,
-        replication: int,
-        turns: Turns,
-        first: int,
-        end: int,
-    ) -> RolloutRecord:
-        common = self._request(rollout, replication)
-        store = self.scenario.connection.store
-        history: list[Any] = [{"role": "user", "content": self.prompt.task}]
-        new_input, previous_id = list(history), None
-        connection, records = None, []
+    async def over_websocket(self, client: AsyncOpenAI) -> None:
+        store = self.agent.scenario.connection.store
+        connection = None
         try:
-            for row in range(first, end):
-                record = TurnRecord(rollout, row - first, time.monotonic())
+            while True:
+                record = self.new_turn()
                 for _ in range(_MAX_ATTEMPTS):
                     if connection is None:
-                        manager = client.responses.connect(extra_headers=self.headers)
+                        manager = client.responses.connect(extra_headers=self.agent.headers)
                         connection = await manager.enter()
                         record.new_connections += 1
                     attempt_s = time.monotonic()
                     try:
-                        outcome = await self._ws_attempt(
-                            connection, common, new_input, previous_id, store, record
-                        )
+                        outcome = await self._ws_attempt(connection, store, record)
                     except ConnectionClosed:
                         connection = None
                         record.retries += 1
@@ -185,41 +215,25 @@ class Agent:
                     if outcome == NOT_FOUND:
                         record.recoveries += 1
                         record.recover_s += time.monotonic() - attempt_s
-                        new_input, previous_id = list(history), None
+                        self.conversation.restart()
                         continue
                     break
                 else:
-                    raise RuntimeError(f"rollout {rollout} turn {row - first}: {record.errors}")
-                response = outcome
-                record.completed_at_s = time.monotonic()
-                record.response_id = response.id
-                records.append(record)
-                if row == end - 1:
-                    break
-                call = response.output[-1]
-                output = await self._tool(record, turns, row, end)
-                answer = {"type": "function_call_output", "call_id": call.call_id, "output": output}
-                history.extend([*response.output, answer])
-                new_input, previous_id = [answer], response.id
+                    raise RuntimeError(
+                        f"rollout {self.rollout} turn {record.turn}: {record.errors}"
+                    )
+                if not await self.answered(record, outcome):
+                    return
         finally:
             if connection is not None:
                 await connection.close()
-        return RolloutRecord(rollout, records)
 
-    async def _ws_attempt(
-        self,
-        connection: Any,
-        common: dict[str, Any],
-        new_input: list[Any],
-        previous_id: str | None,
-        store: bool,
-        record: TurnRecord,
-    ) -> Any:
-        """One ``response.create``: the completed response, or an error's code."""
-        record.items_sent = len(new_input)
+    async def _ws_attempt(self, connection: Any, store: bool, record: TurnRecord) -> Any:
+        """One ``response.create``: the finished response, or an error's code."""
+        previous_id = self.conversation.previous_id
         await connection.response.create(
-            **common,
-            input=new_input,
+            **self.common,
+            input=self.conversation.sent(record, resend=False),
             previous_response_id=omit if previous_id is None else previous_id,
             store=store,
         )
@@ -229,10 +243,25 @@ class Agent:
             if event.type == "response.output_item.added":
                 if record.first_output_at_s != record.first_output_at_s:
                     record.first_output_at_s = time.monotonic()
-            elif event.type == "response.completed":
+            elif event.type in _ENDED:
                 return event.response
-            elif event.type == "error":
-                record.errors.append(event.error.code or event.error.type)
-                if event.error.code != NOT_FOUND:
-                    raise RuntimeError(f"error event: {event.error.code}: {event.error.message}")
+            elif event.type in ("error", "response.failed"):
+                code = _code(event)
+                record.errors.append(code)
+                if code != NOT_FOUND:
+                    raise RuntimeError(f"rollout {self.rollout}: {_failure(event)}")
                 return NOT_FOUND
+
+
+def _code(event: Any) -> str:
+    error = getattr(event, "error", None) or getattr(
+        getattr(event, "response", None), "error", None
+    )
+    return str(getattr(error, "code", None) or getattr(error, "type", None) or event.type)
+
+
+def _failure(event: Any) -> str:
+    error = getattr(event, "error", None) or getattr(
+        getattr(event, "response", None), "error", None
+    )
+    return f"{event.type}: {_code(event)}: {getattr(error, 'message', '')}"

@@ -62,7 +62,7 @@ class Emulator:
         self.store = ResponseStore()
         self.intake = Intake(scenario, self.store, Script(scenario))
         self.log = RequestLog()
-        self.background: set[asyncio.Task[None]] = set()
+        self.background: set[asyncio.Task[Any]] = set()
         self.in_flight = 0
 
     def prepare(self, body: dict[str, Any], http: bool, cache: ConnectionCache | None) -> Prepared:
@@ -105,9 +105,12 @@ class Emulator:
         stage_s = {stage: float(seconds[0]) for stage, seconds in costs.stage_s.items()}
         held_s_of = _held_stage_s(costs, stage_s)
         parallel_s = float(costs.side_s(Side.PARALLEL_SAFETY)[0])
-        output = OutputStream(p, self.scenario.network.bytes_per_token, emit)
+        reuse = self.scenario.inference.prefix_cache_hit_fraction
+        output = OutputStream(p, self.scenario.network.bytes_per_token, emit, reuse)
         await output.begin()
-        deadline_s, waits_s, held_s, first_output_s = arrived_s, {}, {}, math.nan
+        deadline_s, first_output_s = arrived_s, math.nan
+        waits_s: dict[str, float] = {}
+        held_s: dict[str, float] = {}
         phases = SERVER_PHASES if p.generate else SERVER_PHASES[:1]
         for phase in phases:
             seconds = sum(held_s_of[stage] for stage in phase.stages if stage not in BATCHED)
@@ -150,6 +153,8 @@ class Emulator:
         held_s: dict[str, float],
     ) -> float:
         """Hold the phase's pool (and a nested one where the work uses it) for its stages."""
+        if phase.pool is None:
+            raise ValueError(f"phase {phase.stages} holds no pool")
         pool = self.pools[phase.pool]
         queued = pool.would_wait
         async with pool.hold(held_s) as waited_s:
@@ -157,7 +162,7 @@ class Emulator:
             if queued:
                 deadline_s = max(deadline_s, time.monotonic())
             inner = phase.inner_stages
-            if inner and bool(holds_inner(phase.inner, work)[0]):
+            if phase.inner is not None and inner and bool(holds_inner(phase.inner, work)[0]):
                 first = phase.stages.index(inner[0])
                 last = phase.stages.index(inner[-1]) + 1
                 deadline_s += sum(stage_s[s] for s in phase.stages[:first])

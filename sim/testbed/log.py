@@ -21,6 +21,7 @@ class RequestLog:
 
     def __init__(self) -> None:
         self._records: list[dict[str, Any]] = []
+        self._completed: dict[str, dict[str, Any]] = {}
 
     def completed(
         self,
@@ -60,6 +61,7 @@ class RequestLog:
                 "held_s": held_s,
             }
         )
+        self._completed[p.head.response_id] = self._records[-1]
 
     def refused(self, transport: str, code: str, arrived_s: float, answered_s: float) -> None:
         self._records.append(
@@ -71,6 +73,10 @@ class RequestLog:
                 "completed_at_s": answered_s,
             }
         )
+
+    def completed_record(self, response_id: str) -> dict[str, Any]:
+        """The record of a completed response."""
+        return self._completed[response_id]
 
     def since(self, offset: int) -> list[dict[str, Any]]:
         return self._records[offset:]

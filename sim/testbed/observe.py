@@ -75,6 +75,8 @@ def split_turns(rollouts: list[RolloutRecord], view: ServerView) -> list[TurnSpl
     splits = []
     for rollout in rollouts:
         for turn in rollout.turns:
+            if turn.response_id is None:
+                raise ValueError(f"rollout {rollout.rollout} turn {turn.turn}: no response id")
             server = view.records[turn.response_id]
             stages_s = sum(server["stage_s"].values()) + sum(server["wait_s"].values())
             splits.append(

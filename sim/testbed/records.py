@@ -36,6 +36,21 @@ class TurnRecord:
     """Requests sent again: by the SDK (HTTP) or after a closed socket (WebSocket)."""
     errors: list[str] = field(default_factory=list)
     tool_s: float = 0.0
+    """Wall seconds of the tool step (every call of the response, run as the client runs them)."""
+    drawn_tool_s: float = 0.0
+    """What the tool step was drawn to take: the slowest call when they run in parallel,
+    their sum when one after another."""
+    calls: int = 0
+    """Tool calls the response asked for (0: the rollout's final answer)."""
+    items_new: int = 0
+    """Items of this turn's new input (the task, or the previous turn's tool outputs)."""
+    context_items: int = 0
+    """Items of the conversation the request continues, its new input included."""
+    new_tokens: float = 0.0
+    prior_tokens: float = 0.0
+    """Tokens of the conversation before the new input (inputs and the outputs' usage)."""
+    output_tokens: float = math.nan
+    """The response's output tokens (its usage; its text where it reports none)."""
 
     @property
     def ttft_s(self) -> float:
@@ -52,6 +67,8 @@ class RolloutRecord:
 
     rollout: int
     turns: list[TurnRecord]
+    turn_limited: bool = False
+    """The server still asked for tools when the turn limit stopped the rollout."""
 
     @property
     def e2e_s(self) -> float:
@@ -72,3 +89,14 @@ def turn_ttfts_s(rollouts: list[RolloutRecord]) -> np.ndarray:
 
 def e2es_s(rollouts: list[RolloutRecord]) -> np.ndarray:
     return np.array([r.e2e_s for r in rollouts])
+
+
+def observed_shape(rollouts: list[RolloutRecord]) -> dict[str, float]:
+    """What the server made of the rollouts: requests and tool calls per rollout, and how
+    many rollouts the turn limit stopped."""
+    count = len(rollouts)
+    return {
+        "requests_per_rollout": sum(len(r.turns) for r in rollouts) / count,
+        "calls_per_rollout": sum(t.calls for r in rollouts for t in r.turns) / count,
+        "turn_limited": float(sum(r.turn_limited for r in rollouts)),
+    }

@@ -39,6 +39,9 @@ class Key(StrEnum):
     TIMER_LATENESS_S = "timer_lateness_s"
     PREDICTED = "predicted"
     PREDICTED_REL_ERROR = "predicted_rel_error"
+    OBSERVED = "observed"
+    REQUESTS_PER_ROLLOUT = "requests_per_rollout"
+    NETWORK = "network"
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,7 @@ class Side:
     budget_s: dict[str, float]
     """Seconds per rollout per stage."""
     utilization: dict[str, float] = field(default_factory=dict)
+    requests_per_rollout: float = math.nan
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object (NaN, where a side has no value, as null)."""
@@ -74,6 +78,7 @@ class Side:
             Key.CACHE_MISSES_PER_ROLLOUT.value: _number(self.cache_misses_per_rollout),
             Key.RECOVERY_S.value: _number(self.recovery_s),
             Metric.BUDGET_S.value: self.budget_s,
+            Key.REQUESTS_PER_ROLLOUT.value: _number(self.requests_per_rollout),
         }
         if self.utilization:
             out[Key.UTILIZATION.value] = self.utilization
@@ -106,6 +111,8 @@ class TransportResult:
     """How late the emulator's and the driver's sleeps ended (the run's noise floor)."""
     predicted: Side | None = None
     """The simulation with the client calibrated beforehand (on separate rollouts)."""
+    observed: dict[str, float] = field(default_factory=dict)
+    """Requests and tool calls per rollout as the server made them, rollouts turn-limited."""
 
     @property
     def rel_errors(self) -> dict[str, float]:
@@ -133,6 +140,7 @@ class TransportResult:
             Key.PREDICTED_REL_ERROR.value: None
             if self.predicted is None
             else self._errors(self.predicted),
+            Key.OBSERVED.value: self.observed,
         }
 
 
@@ -145,12 +153,17 @@ class LiveResult:
     client: dict[str, float]
     transports: dict[str, TransportResult]
     agents: int = 1
+    network: dict[str, Any] = field(default_factory=dict)
+    """Which network the run had (``sim.testbed.network.Network``)."""
 
     def reduction(self, side: str) -> float | None:
         if "http" not in self.transports or "ws" not in self.transports:
             return None
         http, ws = self.transports["http"], self.transports["ws"]
-        pick = (lambda r: r.measured) if side == Key.MEASURED else (lambda r: r.simulated)
+
+        def pick(result: TransportResult) -> Side:
+            return result.measured if side == Key.MEASURED else result.simulated
+
         return 1.0 - pick(ws).e2e_mean_s / pick(http).e2e_mean_s
 
     def to_json(self) -> dict[str, Any]:
@@ -158,6 +171,7 @@ class LiveResult:
             Metric.SPEC.value: self.spec,
             Key.TIME_SCALE.value: self.time_scale,
             Key.AGENTS.value: self.agents,
+            Key.NETWORK.value: self.network,
             Key.CLIENT.value: self.client,
             Key.TRANSPORTS.value: {name: r.to_json() for name, r in self.transports.items()},
             Key.REDUCTION.value: {

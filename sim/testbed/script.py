@@ -13,10 +13,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
-import numpy as np
-
 from models.scenario import Scenario
-from sim.des.draws import draw_tool_kinds, draw_turns
+from sim.des.draws import draw_turns
 from sim.des.streams import BLOCK_ROLLOUTS
 from sim.turn.turns import Turns
 
@@ -34,7 +32,7 @@ class TurnPlan:
     render_hit: bool
     is_last: bool
     tool_name: str
-    """The tool it calls (unused on the last turn, which answers in text)."""
+    """The tool it calls ('' on the last turn, which answers in text)."""
 
 
 def block_turns(scenario: Scenario, block: int, replication: int) -> Turns:
@@ -47,13 +45,12 @@ class Script:
 
     def __init__(self, scenario: Scenario) -> None:
         self._scenario = scenario
-        self._blocks: OrderedDict[tuple[int, int], tuple[Turns, np.ndarray]] = OrderedDict()
+        self._blocks: OrderedDict[tuple[int, int], Turns] = OrderedDict()
 
-    def _block(self, block: int, replication: int) -> tuple[Turns, np.ndarray]:
+    def _block(self, block: int, replication: int) -> Turns:
         key = (replication, block)
         if key not in self._blocks:
-            turns = block_turns(self._scenario, block, replication)
-            self._blocks[key] = (turns, draw_tool_kinds(self._scenario, block, replication))
+            self._blocks[key] = block_turns(self._scenario, block, replication)
             if len(self._blocks) > _CACHED_BLOCKS:
                 self._blocks.popitem(last=False)
         self._blocks.move_to_end(key)
@@ -62,13 +59,16 @@ class Script:
     def turn(self, rollout: int, turn: int, replication: int = 0) -> TurnPlan:
         """The plan of ``turn`` of ``rollout``; past the last turn the model keeps answering."""
         block, local = divmod(rollout, BLOCK_ROLLOUTS)
-        turns, kinds = self._block(block, replication)
+        turns = self._block(block, replication)
         first, end = int(turns.offsets[local]), int(turns.offsets[local + 1])
         row = min(first + turn, end - 1)
+        is_last = row == end - 1
+        assert turns.tool_kind is not None, "drawn turns name their tools"
+        kind = int(turns.tool_kind[row])
         return TurnPlan(
             output_tokens=float(turns.output_tokens[row]),
             decode_s_per_token=float(turns.decode_s_per_token[row]),
             render_hit=bool(turns.render_hit[row]),
-            is_last=row == end - 1,
-            tool_name=self._scenario.workload.tools[int(kinds[row])].name,
+            is_last=is_last,
+            tool_name="" if is_last else self._scenario.workload.tools[kind].name,
         )

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from typing import IO
 
 import uvicorn
 
@@ -29,6 +30,7 @@ from sim.testbed import clock
 from sim.testbed.app import Service
 from sim.testbed.clock import TimerLead
 from sim.testbed.emulator import Emulator
+from sim.testbed.link import DelayLink
 
 HOST = "127.0.0.1"
 DEFAULT_API_KEY = "loopbudget-testbed"
@@ -45,6 +47,9 @@ class ServerSettings:
     api_key: str = DEFAULT_API_KEY
     port: int = 0
     max_frame_bytes: int = MAX_FRAME_BYTES
+    host: str = HOST
+    link_rtt_s: float = 0.0
+    """Round trip of an emulated link in front of the service (``link``); 0: none."""
 
 
 def keepalive_timeout_s(scenario: Scenario) -> float:
@@ -65,7 +70,9 @@ async def serve(
         ws="websockets-sansio",
         ws_max_size=4 * settings.max_frame_bytes,
         ws_ping_interval=None,
-        timeout_keep_alive=keepalive_timeout_s(scenario),
+        # uvicorn annotates an int but hands it to loop.call_later, which takes the fractional
+        # seconds a time-scaled keep-alive needs.
+        timeout_keep_alive=keepalive_timeout_s(scenario),  # type: ignore[arg-type]
         log_level="warning",
         lifespan="off",
     )
@@ -74,11 +81,16 @@ async def serve(
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    listener.bind((HOST, settings.port))
+    linked = settings.link_rtt_s > 0
+    listener.bind((HOST, 0) if linked else (settings.host, settings.port))
     # Listening before saying ready: a client may connect while uvicorn still starts up.
     listener.listen(2048)
     server = uvicorn.Server(config)
-    on_ready(listener.getsockname()[1])
+    port = listener.getsockname()[1]
+    if linked:
+        link = DelayLink(port, settings.link_rtt_s, TimerLead(lead.lead_s))
+        port = await link.start(settings.host, settings.port)
+    on_ready(port)
     await server.serve(sockets=[listener])
 
 
@@ -106,40 +118,51 @@ def _stop_on_eof() -> None:
 
 
 @contextmanager
-def emulator_process(scenario: Scenario, settings: ServerSettings) -> Iterator[str]:
-    """Start the emulator in a child process; yields its base URL; stops it on exit."""
+def emulator_process(
+    scenario: Scenario, settings: ServerSettings, prefix: tuple[str, ...] = ()
+) -> Iterator[str]:
+    """Start the emulator in a child process (run through ``prefix``, e.g. inside a network
+    namespace); yields its base URL; stops it on exit."""
     child = subprocess.Popen(
-        [sys.executable, "-m", "sim.testbed.server"],
+        [*prefix, sys.executable, "-m", "sim.testbed.server"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
+    stdin, stdout = _pipes(child)
     try:
         request = {
             "scenario": scenario.model_dump(mode="json", by_alias=True),
             "settings": asdict(settings),
         }
-        child.stdin.write(json.dumps(request) + "\n")
-        child.stdin.flush()
-        yield f"http://{HOST}:{_wait_ready(child)}/v1"
+        stdin.write(json.dumps(request) + "\n")
+        stdin.flush()
+        yield f"http://{settings.host}:{_wait_ready(child, stdout)}/v1"
     finally:
-        child.stdin.close()
+        stdin.close()
         try:
             child.wait(timeout=10)
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
-        child.stdout.close()
+        stdout.close()
 
 
-def _wait_ready(child: subprocess.Popen[str]) -> int:
+def _pipes(child: subprocess.Popen[str]) -> tuple[IO[str], IO[str]]:
+    """The child's stdin and stdout, both opened as pipes."""
+    if child.stdin is None or child.stdout is None:
+        raise ValueError("the emulator's stdin and stdout must be pipes")
+    return child.stdin, child.stdout
+
+
+def _wait_ready(child: subprocess.Popen[str], stdout: IO[str]) -> int:
     deadline_s = time.monotonic() + _START_TIMEOUT_S
     with selectors.DefaultSelector() as selector:
-        selector.register(child.stdout, selectors.EVENT_READ)
+        selector.register(stdout, selectors.EVENT_READ)
         while time.monotonic() < deadline_s:
             if not selector.select(timeout=deadline_s - time.monotonic()):
                 break
-            line = child.stdout.readline()
+            line = stdout.readline()
             if not line:
                 break
             if line.startswith(_READY):

@@ -7,7 +7,11 @@ rollouts with the client and network measured on those rollouts' own turns
 (the SDK's costs drift with a shared machine's load) and puts both sides
 together; the simulation with the costs calibrated beforehand, on separate
 rollouts interleaved with the measured ones, is reported beside as the
-prediction.
+prediction.  The emulator sits behind the network the scenario asks for
+(``network``: netem where the machine allows it, else an emulated link), and the
+result says which.  Against another endpoint (a base URL) the server decides how
+many turns and calls a rollout takes, so the simulation runs the turns that
+actually happened (``observed``).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from dataclasses import dataclass, replace
 
 from models.errors import ScenarioError
 from models.scenario import Scenario
+from sim.des.runners import simulate_turns
 from sim.testbed import clock
 from sim.testbed.calibrate import calibration_rollout, measure_client
 from sim.testbed.clock import TimerLead
@@ -27,10 +32,13 @@ from sim.testbed.comparison import (
     simulated_records,
     simulated_side,
 )
-from sim.testbed.driver import Agent
+from sim.testbed.driver import DEFAULT_TURN_LIMIT, Agent
 from sim.testbed.emulated import check_emulated
 from sim.testbed.fleet import measure_fleet, simulated_fleet
+from sim.testbed.network import ENDPOINT, SCENARIO, Network, testbed_network
 from sim.testbed.observe import ServerView, split_turns
+from sim.testbed.observed import observed_turns
+from sim.testbed.records import observed_shape
 from sim.testbed.results import LiveResult, TransportResult
 from sim.testbed.server import DEFAULT_API_KEY, ServerSettings, emulator_process
 from sim.testbed.timescale import scale_time
@@ -58,6 +66,10 @@ class Request:
     time_scale: float = DEFAULT_TIME_SCALE
     base_url: str | None = None
     api_key: str = DEFAULT_API_KEY
+    turn_limit: int = DEFAULT_TURN_LIMIT
+    network: str = SCENARIO
+    """``scenario``: the scenario's round trip on a real (netem) or emulated link;
+    ``loopback``: none added."""
 
 
 def run_testbed(request: Request, progress: Progress | None = None) -> LiveResult:
@@ -66,13 +78,28 @@ def run_testbed(request: Request, progress: Progress | None = None) -> LiveResul
     check_emulated(request.scenario)
     scaled = scale_time(request.scenario, request.time_scale)
     measure = _measure_fleet if request.scenario.load.agents > 1 else _measure
-    if request.base_url is not None:
+    endpoint = request.base_url
+    if endpoint is not None:
         if measure is _measure_fleet:
             raise ScenarioError("--base-url: a fleet run reads the local emulator's pools")
-        return clock.run(lambda: _measure(request, scaled, request.base_url, None, progress))
-    with emulator_process(scaled, ServerSettings(api_key=request.api_key)) as base_url:
+        result = clock.run(lambda: _measure(request, scaled, endpoint, None, progress))
+        asked = Network(ENDPOINT, request.scenario.network.rtt_ms, "the endpoint's own network")
+        return replace(result, network=asked.to_json())
+    settings = ServerSettings(api_key=request.api_key)
+    with (
+        testbed_network(scaled, request.time_scale, request.network, settings) as (
+            linked,
+            prefix,
+            network,
+        ),
+        emulator_process(scaled, linked, prefix) as base_url,
+    ):
         view = ServerView(base_url, request.api_key)
-        return clock.run(lambda: measure(request, scaled, base_url, view, progress))
+        result = clock.run(lambda: measure(request, scaled, base_url, view, progress))
+    ping_ms = result.client.get("ping_rtt_ms")
+    if ping_ms is not None:
+        network = replace(network, measured_rtt_ms=ping_ms / request.time_scale)
+    return replace(result, network=network.to_json())
 
 
 async def _measure_fleet(
@@ -118,7 +145,7 @@ async def _measure(
     results = {}
     per_token = scaled.network.bytes_per_token
     for transport in request.transports:
-        agent = Agent(scaled, transport, base_url, request.api_key, lead)
+        agent = Agent(scaled, transport, base_url, request.api_key, lead, False, request.turn_limit)
         probe = Agent(scaled, transport, base_url, request.api_key, lead, calibration=True)
         rollouts, probes = [], []
         for index in range(request.rollouts):
@@ -138,7 +165,11 @@ async def _measure(
             predicted = simulated_side(
                 simulated_records(before.apply(scaled), transport, request.rollouts)
             )
-        records = simulated_records(in_run_scenario, transport, request.rollouts)
+        if view is not None:
+            records = simulated_records(in_run_scenario, transport, request.rollouts)
+        else:
+            turns = observed_turns(in_run_scenario, rollouts)
+            records = simulate_turns(in_run_scenario, transport, turns, keep_turns=True)
         simulated = replace(
             simulated_side(records),
             recovery_s=recovered_turn_cost_s(in_run_scenario, transport, rollouts),
@@ -152,6 +183,7 @@ async def _measure(
             client=used,
             timer_lateness_s=await _lateness(view, lead),
             predicted=predicted,
+            observed=observed_shape(rollouts),
         )
     return LiveResult(request.spec, request.time_scale, client_json, results)
 

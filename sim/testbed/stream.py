@@ -33,9 +33,16 @@ class OutputStream:
     """Builds and sends the events of one response; knows its output items and state."""
 
     def __init__(
-        self, p: Prepared, bytes_per_token: float, emit: Callable[[Event], Awaitable[None]]
+        self,
+        p: Prepared,
+        bytes_per_token: float,
+        emit: Callable[[Event], Awaitable[None]],
+        prefix_reuse: float = 1.0,
     ) -> None:
+        """``prefix_reuse``: the share of the fixed part and the history read from the prefix
+        cache (the usage's ``cached_tokens``, as the prefill was charged)."""
         self._p, self._emit, self._sequence = p, emit, 0
+        self._prefix_reuse = prefix_reuse
         chars = round(p.plan.output_tokens * bytes_per_token) if p.generate else 0
         self._answers = p.plan.is_last
         self._text = padded(chars) if self._answers else padded(chars, wrap=_ARGUMENT_KEY)
@@ -58,7 +65,7 @@ class OutputStream:
         tokens = None
         if with_usage:
             prompt = p.fixed_tokens + p.prior_tokens + p.new_tokens
-            cached = prompt - p.new_tokens
+            cached = self._prefix_reuse * (p.fixed_tokens + p.prior_tokens)
             tokens = usage(prompt, cached, p.output_tokens)
         return self._p.head.response(status, output, tokens)
 

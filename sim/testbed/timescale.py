@@ -44,7 +44,7 @@ def factor_of(name: str, time_scale: float) -> float:
 
 
 def _scaled_table(table: dict[str, Any], time_scale: float) -> dict[str, Any]:
-    scaled = {}
+    scaled: dict[str, Any] = {}
     for name, value in table.items():
         factor = factor_of(name, time_scale)
         if isinstance(value, list):

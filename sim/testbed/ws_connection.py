@@ -7,7 +7,8 @@ type, a frame over the size limit) get an ``error`` event and the connection
 stays usable.  A continuation that fails evicts its parent from the cache.  The
 connection lives at most ``connection.ws_lifetime_s`` and drops as a Poisson
 process at ``connection.ws_drops_per_hour``; either closes the socket at the
-next moment no response is in flight.
+next moment no response is in flight.  After each ``response.completed`` comes the
+service's ``responsesapi.websocket_timing`` event (``timing``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from sim.testbed.emulator import Emulator
 from sim.testbed.protocol import ApiError, Event
 from sim.testbed.state import ConnectionCache
+from sim.testbed.timing import websocket_timing
 
 ACTIVE_RESPONSES = 16
 """Responses a connection runs at once; further creates queue."""
@@ -168,7 +170,8 @@ class Socket:
             await self.send(error.ws_event(lane))
             return
         async with self._active:
-            await emulator.run(prepared, emit, arrived_s, "ws", self.cache, self.number)
+            state = await emulator.run(prepared, emit, arrived_s, "ws", self.cache, self.number)
+        await emit(websocket_timing(emulator.log.completed_record(state.response_id)))
 
     async def _expire(self) -> None:
         """Close the socket when its lifetime (or its drop) is reached and it is idle."""

@@ -13,6 +13,7 @@ and only the compaction request's can.
 from __future__ import annotations
 
 import dataclasses
+from typing import Protocol
 
 import numpy as np
 
@@ -27,6 +28,14 @@ FIELDS = (
     "compaction_items_new",
 )
 """The per-turn fields of ``Turns`` that describe compaction."""
+
+
+class SummaryLength(Protocol):
+    """What a compaction request needs of the section: a ``Compaction``, or its column form
+    (numbers as arrays over points)."""
+
+    @property
+    def summary_tokens(self) -> float | np.ndarray: ...
 
 
 def without_compaction(shape: tuple[int, ...]) -> dict[str, np.ndarray]:
@@ -78,14 +87,12 @@ def compact(
     return {**grown, **out, "context_items": items, **fields}
 
 
-def compaction_turns(turns: Turns, compaction: Compaction | object) -> Turns:
-    """The compaction requests as turns: each continues the history and emits the summary.
-
-    ``compaction`` may be a column form's section (numbers as arrays over points).
-    """
+def compaction_turns(turns: Turns, compaction: SummaryLength) -> Turns:
+    """The compaction requests as turns: each continues the history and emits the summary."""
     zeros = np.zeros(turns.shape)
     return dataclasses.replace(
         turns,
+        fixed_tokens=turns.fixed_tokens,  # the same instructions and tool definitions
         is_last=zeros,
         new_tokens=turns.compaction_new_tokens,
         prior_tokens=turns.compaction_prior_tokens,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models.costs import TurnCosts, Work
+from models.costs import TurnCosts, Work, total
 from models.stages import SIDES, STAGES, Pool, Side, Stage
 
 
@@ -109,7 +109,7 @@ def side_wait_column(side: Side) -> int:
 FIRST_TOKEN_WAITS: np.ndarray = np.array([p.before_first_token for p in WAIT_PHASES])
 """Which wait columns delay the first token."""
 
-WAIT_POOLS: tuple[Pool, ...] = tuple(p.pool for p in WAIT_PHASES)
+WAIT_POOLS: tuple[Pool, ...] = tuple(p.pool for p in WAIT_PHASES if p.pool is not None)
 """The pool each wait column waits for."""
 
 
@@ -138,22 +138,22 @@ class Segments:
         for side in JOINED_SIDES:
             # The overrun is waited out when the turn joins the side holding, not held here.
             info = side.info
-            overrun = np.maximum(0.0, costs.side_s(side) - sum(s[st] for st in info.alongside))
+            overrun = np.maximum(0.0, costs.side_s(side) - total(s[st] for st in info.alongside))
             held[info.stage] = np.maximum(0.0, s[info.stage] - overrun)
         if not contended:
             self.request_s = _as_list(costs.request_s)
             if resident:
                 before = STAGES[: STAGES.index(Stage.PREFILL)]
-                self.before_prefill_s = _as_list(sum(held[stage] for stage in before))
+                self.before_prefill_s = _as_list(total(held[stage] for stage in before))
                 self.prefill_s = _as_list(s[Stage.PREFILL])
                 self.parallel_s = _as_list(costs.side_s(Side.PARALLEL_SAFETY))
                 self.after_decode_s = _as_list(s[Stage.POST] + s[Stage.DOWNLOAD])
             return
         self.phase_s = [
-            _as_array(sum(held[stage] for stage in p.stages if stage not in BATCHED))
+            _as_array(total(held[stage] for stage in p.stages if stage not in BATCHED))
             for p in PHASES
         ]
-        self.nested: list[tuple[array, array, array, list[bool]] | None] = []
+        self.nested: list[tuple[array[float], array[float], array[float], list[bool]] | None] = []
         for phase in PHASES:
             if phase.inner is None:
                 self.nested.append(None)
@@ -162,9 +162,9 @@ class Segments:
             last = phase.stages.index(phase.inner_stages[-1]) + 1
             self.nested.append(
                 (
-                    _as_array(sum(s[stage] for stage in phase.stages[:first])),
-                    _as_array(sum(s[stage] for stage in phase.stages[first:last])),
-                    _as_array(sum(s[stage] for stage in phase.stages[last:])),
+                    _as_array(total(s[stage] for stage in phase.stages[:first])),
+                    _as_array(total(s[stage] for stage in phase.stages[first:last])),
+                    _as_array(total(s[stage] for stage in phase.stages[last:])),
                     holds_inner(phase.inner, work).tolist(),
                 )
             )
@@ -174,7 +174,7 @@ class Segments:
         self.side_s = {side: _as_array(costs.side_s(side)) for side in SIDES}
 
 
-def _as_array(seconds: np.ndarray) -> array:
+def _as_array(seconds: np.ndarray) -> array[float]:
     return array("d", np.ascontiguousarray(seconds, dtype=float).tobytes())
 
 

@@ -36,6 +36,10 @@ class TurnRecords:
     """Prompt tokens prefilled (the rest of the prompt)."""
     rate_limited: np.ndarray
     """429 answers the turn's request met before the rate limit admitted it."""
+    output_tokens: np.ndarray
+    """Output tokens of the turn's response."""
+    tool_kind: np.ndarray
+    """Index in ``workload.tools`` of the (first) tool the turn called, -1 on the last turn."""
 
     def side_s(self, side: Side) -> np.ndarray:
         """Seconds each turn's side holding kept its pool's server."""
@@ -111,7 +115,8 @@ def _empty() -> RolloutRecords:
             name: np.zeros((0, columns[name]) if name in columns else 0)
             for name in RolloutRecords.__dataclass_fields__
             if name != "turn_records"
-        }
+        },
+        turn_records=None,
     )
 
 

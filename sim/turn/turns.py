@@ -51,6 +51,9 @@ class Turns:
     compaction_new_tokens: np.ndarray
     compaction_context_items: np.ndarray
     compaction_items_new: np.ndarray
+    tool_kind: np.ndarray | None = None
+    """Index in ``workload.tools`` of the (first) tool each turn calls, -1 on the last turn
+    (drawn turns only; the analytic engine has no kinds)."""
 
     @property
     def count(self) -> int:
@@ -71,7 +74,7 @@ class Turns:
         per_turn = {
             name: getattr(self, name)[:end]
             for name in self.__dataclass_fields__
-            if name not in ("offsets", "fixed_tokens")
+            if name not in ("offsets", "fixed_tokens") and getattr(self, name) is not None
         }
         return Turns(
             **per_turn, offsets=self.offsets[: rollouts + 1], fixed_tokens=self.fixed_tokens

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, make_dataclass
 from enum import Enum
 from functools import cache
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeGuard, TypeVar
 
 import numpy as np
 from pydantic import BaseModel
@@ -58,21 +58,21 @@ class ObjectColumn(Generic[T]):
             index[point] = position
         return cls(tuple(distinct), index)
 
-    @classmethod
-    def zip(cls, *columns: ObjectColumn[Any]) -> ObjectColumn[tuple[Any, ...]]:
+    @staticmethod
+    def zip(*columns: ObjectColumn[Any]) -> ObjectColumn[tuple[Any, ...]]:
         """Each point's values of several columns as one tuple (distinct tuples stored once)."""
         key = np.zeros_like(columns[0].index)
         for column in columns:
             key = key * len(column.values) + column.index
         unique, index = np.unique(key, return_inverse=True)
-        values = []
+        values: list[tuple[Any, ...]] = []
         for combined in unique.tolist():
             parts = []
             for column in reversed(columns):
                 combined, position = divmod(combined, len(column.values))
                 parts.append(column.values[position])
             values.append(tuple(reversed(parts)))
-        return cls(tuple(values), index.reshape(-1))
+        return ObjectColumn(tuple(values), index.reshape(-1))
 
     @property
     def points(self) -> int:
@@ -121,10 +121,14 @@ class _Leaf(Enum):
     OBJECT = "object"
 
 
+def _is_section(annotation: Any) -> TypeGuard[type[BaseModel]]:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
 def _leaf(annotation: Any) -> _Leaf:
     if annotation in (float, int, bool):
         return _Leaf.NUMBER
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+    if _is_section(annotation):
         return _Leaf.SECTION
     return _Leaf.OBJECT
 
@@ -134,11 +138,11 @@ def column_class(section: type[BaseModel]) -> type:
     """The column form's class of ``section``: its fields, as columns, plus ``points``."""
     fields: list[tuple[str, Any]] = [("points", int)]
     for name, info in section.model_fields.items():
-        kind = _leaf(info.annotation)
-        if kind is _Leaf.NUMBER:
+        annotation = info.annotation
+        if _leaf(annotation) is _Leaf.NUMBER:
             fields.append((name, np.ndarray))
-        elif kind is _Leaf.SECTION:
-            fields.append((name, column_class(info.annotation)))
+        elif _is_section(annotation):
+            fields.append((name, column_class(annotation)))
         else:
             fields.append((name, ObjectColumn))
     return make_dataclass(

@@ -105,8 +105,10 @@ def websocket(
     probability[:, 1:] = affine_scan(1.0 - survive_warm, survive_warm - survive_cold)[:, :-1]
     for point in np.flatnonzero(on_grid):
         n = steps[point]
+        point_decode, point_tool_s = noise.values[noise.index[point]]
         probability[point, : n + 1] = grid_cold_probability(
-            *noise.values[noise.index[point]],
+            point_decode,
+            point_tool_s,
             float(drops_per_s[point, 0]),
             float(lifetime_s[point, 0]),
             cold_s[point, :n],

@@ -155,6 +155,9 @@ def _convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return fftconvolve(a, b)
 
 
-def _ratio(part: float, probability: float) -> float:
-    """A conditional expectation E[X; A] / P(A); 0 where A has no probability."""
+def _ratio(part: float | np.ndarray, probability: float) -> float:
+    """A conditional expectation E[X; A] / P(A); 0 where A has no probability.
+
+    ``part`` is a number: the product of two vectors, which numpy's stubs type as an array.
+    """
     return float(part / probability) if probability > 1e-15 else 0.0

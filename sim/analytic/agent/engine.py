@@ -283,7 +283,8 @@ def _approximations(
         (Approximation.COMPACTION, compaction),
     )
     # One tuple per combination of flags that occurs, shared by the points that have it.
-    code = sum(mask.astype(int) << bit for bit, (_, mask) in enumerate(flags)).tolist()
+    zero = np.zeros((), dtype=int)
+    code = sum((mask.astype(int) << bit for bit, (_, mask) in enumerate(flags)), zero).tolist()
     names = {
         combination: tuple(
             str(name) for bit, (name, _) in enumerate(flags) if combination >> bit & 1

@@ -14,7 +14,7 @@ three coefficients are read off the cost model itself by finite differences
   The expectation over N is exact, from the mixture's partial expectation
   E[max(0, N - t)]; P - F is taken as a log-normal with P's exact mean and
   variance, integrated by Gauss-Hermite quadrature (``PRIOR_NODES`` nodes).
-  The error against a large Monte Carlo is stated in docs/model.md.
+  The error against a large Monte Carlo is stated in docs/model/analytic.md.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def parallel_excess(
     """The excess of every turn, given the work (cold, warm) of the probe turns."""
     margins = [parallel_margin_s(columns, work) for work in probe_work]
     first = PROBE_TURN == 0
-    probe = tuple(np.where(first, np.maximum(0.0, m), 0.0) for m in margins)
+    cold_probe, warm_probe = (np.where(first, np.maximum(0.0, m), 0.0) for m in margins)
     later = []
     approximate = np.zeros(columns.points, dtype=bool)
     for zero, intercept, slope_new, slope_prior in margin_coefficients(columns, margins):
@@ -63,13 +63,17 @@ def parallel_excess(
             expected[:, 0] = 0.0
             approximate[rows] = True
         later.append(expected)
-    return Excess(at_probes=probe, later=(later[0], later[1]), approximate=approximate)
+    return Excess(
+        at_probes=(cold_probe, warm_probe), later=(later[0], later[1]), approximate=approximate
+    )
 
 
-def margin_coefficients(columns: Any, margins: list[np.ndarray]) -> list[tuple[np.ndarray, ...]]:
+def margin_coefficients(
+    columns: Any, margins: list[np.ndarray]
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
     """Per variant: (provably zero, M(0, 0), dM/dN, dM/dP) per point, from the margins at
     the probe turns (the token probes hold (N, P) = (0, 0), (step, 0), (0, step))."""
-    out = []
+    out: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     for margin in margins:
         m = np.broadcast_to(margin, (columns.points, PROBE_TURN.size))[:, TOKEN_PROBES]
         intercept = m[:, 0]

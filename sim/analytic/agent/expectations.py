@@ -11,7 +11,7 @@ import numpy as np
 
 
 class Approximation(StrEnum):
-    """What keeps an expectation from being exact (``docs/model.md``, section 9)."""
+    """What keeps an expectation from being exact (``docs/model/analytic.md``)."""
 
     CONNECTION_LOSS = "connection_loss"
     """WebSocket cache loss over the distribution of decode and tool times, the rest of

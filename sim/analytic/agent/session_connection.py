@@ -14,7 +14,7 @@ or its age crossed L, so
 (at most 1).  This neglects the delay between a connection's end and the
 request that notices it (of order E[I^2] / (2 E[I]) against E[X]), so it
 holds while requests are much closer together than the lifetime
-(``docs/model.md`` section 9 gives its measured error).
+(``docs/model/analytic.md`` gives its measured error).
 
 The interval before turn k >= 1 is turn k - 1 (its request without decode d,
 cold or warm, its decode D and its tool U); the interval before turn 0 is the

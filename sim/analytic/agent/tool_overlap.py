@@ -14,7 +14,7 @@ the same for every tool-calling turn; the final answer runs no tool.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -40,10 +40,18 @@ def expected_hidden_post_s(columns: Any, draws: ExpectedDraws) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True)
+class _PostRows:
+    """The post fields of the points that hold one (output, tool time) pair."""
+
+    post_fixed_ms: np.ndarray
+    post_per_1k_tokens_ms: np.ndarray
+
+
 def _hidden_s(pair: tuple[Any, Any], fixed_ms: np.ndarray, per_1k_ms: np.ndarray) -> np.ndarray:
     output_tokens, tool_time = pair
     tokens, weights = output_tokens.quadrature(QUADRATURE_NODES)
-    api = SimpleNamespace(post_fixed_ms=fixed_ms, post_per_1k_tokens_ms=per_1k_ms)
+    api = _PostRows(post_fixed_ms=fixed_ms, post_per_1k_tokens_ms=per_1k_ms)
     post_s = post_cpu_s(api, np.ones_like(tokens), tokens)
     hidden = tool_time.mean - tool_time.partial_expectation(post_s)
     return over_nodes(weights, hidden)

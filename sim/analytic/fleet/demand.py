@@ -29,7 +29,8 @@ import numpy as np
 
 from models.scenario import Scenario
 from models.stages import POOLS, STAGE_COLUMN, Pool, Side, Stage
-from sim.analytic.agent.engine import Expectation, expect, expect_turns
+from sim.analytic.agent.engine import expect, expect_turns
+from sim.analytic.agent.expectations import Expectation
 from sim.analytic.fleet.rate_limit import LimitModel, RateCap, limit_model
 from sim.analytic.fleet.residency import fleet_missing
 from sim.turn.phases import JOINED_SIDES, PHASES
@@ -116,7 +117,7 @@ class FleetDemand:
             / d.servers
             for pool, d in self.pools.items()
         }
-        pool = max(per_server, key=per_server.get)
+        pool = max(per_server, key=per_server.__getitem__)
         return pool, per_server[pool]
 
     def offered_load(self, rollouts_per_s: float) -> dict[Pool, float]:

@@ -72,6 +72,8 @@ class _Load:
 
     def __init__(self, scenario: Scenario, e2e_s: float, rollouts_per_s: float | None) -> None:
         load = scenario.load
+        self.live: Any
+        """The number of live sessions (a frozen scipy distribution)."""
         if load.kind == "closed":
             cycle_s = e2e_s + load.think_time_s.mean
             rate = load.agents / cycle_s if rollouts_per_s is None else rollouts_per_s
