@@ -27,12 +27,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from models.kv_cache import Routing
 from models.scenario import Scenario
 from models.stages import POOLS, STAGE_COLUMN, Pool, Side, Stage
 from sim.analytic.agent.engine import expect, expect_turns
 from sim.analytic.agent.expectations import Expectation
 from sim.analytic.fleet.rate_limit import LimitModel, RateCap, limit_model
-from sim.analytic.fleet.residency import fleet_missing
+from sim.analytic.fleet.residency import Contention, fleet_missing
 from sim.turn.phases import JOINED_SIDES, PHASES
 from sim.turn.transports import Transport
 
@@ -88,6 +89,9 @@ class FleetDemand:
     replicas: int
     streams_per_replica: int
     slowdown_per_stream: float
+    replica_routing: Routing | None = None
+    """With KV residency, the routing that picks the replica a request queues at (None:
+    one queue for every slot of the fleet)."""
     limit: LimitModel | None = None
     """The organizations' binding rate limit as the agents meet it (None: no limit)."""
 
@@ -135,14 +139,17 @@ class FleetDemand:
         return (self.think_s + self.e2e_s) * most_per_s
 
 
-def fleet_demand(scenario: Scenario, transport: Transport) -> FleetDemand:
+def fleet_demand(
+    scenario: Scenario, transport: Transport, contention: Contention | None = None
+) -> FleetDemand:
     """The demand and visits of one rollout on each pool of ``scenario.capacity``; with KV
-    residency, at the hit rate the fleet's load gives (``sim.analytic.fleet.residency``)."""
+    residency, at the hit rate the fleet's load gives (``sim.analytic.fleet.residency``):
+    uncontended, or at ``contention``'s throughput and waits."""
     missing = None
     needs_turns = scenario.kv_cache.residency or scenario.rate_limit.limits
     table = expect_turns(scenario, transport) if needs_turns else None
     if table is not None and scenario.kv_cache.residency:
-        missing = fleet_missing(scenario, transport, table)
+        missing = fleet_missing(scenario, transport, table, contention)
     e = expect(scenario, transport, missing)
     blocking_only = scenario.model_copy(
         update={
@@ -215,6 +222,11 @@ def fleet_demand(scenario: Scenario, transport: Transport) -> FleetDemand:
         slack_s=max(0.0, stage[Stage.PREFILL] - side_s[Side.PARALLEL_SAFETY]) / turns,
         replicas=c.inference_replicas,
         streams_per_replica=c.streams_per_replica,
+        replica_routing=(
+            scenario.kv_cache.routing(transport.is_websocket)
+            if scenario.kv_cache.residency
+            else None
+        ),
         slowdown_per_stream=c.decode_slowdown_per_stream,
         limit=None
         if table is None

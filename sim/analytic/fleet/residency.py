@@ -19,6 +19,7 @@ end-to-end time.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ from scipy.stats import binom, poisson
 
 from models.kv_cache import Routing
 from models.scenario import Scenario
-from models.stages import Stage
+from models.stages import STAGE_COLUMN, Stage
 from sim.analytic.agent.columns import column_form
 from sim.analytic.agent.engine import expect
 from sim.analytic.agent.prefix_survival import (
@@ -45,22 +46,46 @@ FIXED_POINT_STEPS = 8
 _SAME_REPLICA = (Routing.AFFINITY, Routing.CONSISTENT_HASH)
 
 
+@dataclass(frozen=True)
+class Contention:
+    """What the queueing network says of a load point: its throughput and each turn's
+    waits for the pools (they lengthen the gaps an entry must outlive)."""
+
+    rollouts_per_s: float
+    wait_s_per_turn: float
+    decode_stretch: float = 1.0
+    """Decode time over its lone-stream time (the batch a stream joins)."""
+
+
 def fleet_missing(
-    scenario: Scenario, transport: Transport, table: TurnTable, rollouts_per_s: float | None = None
+    scenario: Scenario,
+    transport: Transport,
+    table: TurnTable,
+    contention: Contention | None = None,
 ) -> np.ndarray:
-    """Each turn's expected history its replica no longer holds in ``scenario``'s fleet;
-    ``rollouts_per_s``, when given, is the fleet's throughput (else the load's, uncontended)."""
+    """Each turn's expected history its replica no longer holds in ``scenario``'s fleet, at
+    the load's throughput without contention or at ``contention``'s."""
     setting = KvSetting.of_point(column_form([scenario]), 0, transport)
     grid = TokenGrid(setting.capacity_tokens)
+    rate, waits_s = None, 0.0
+    if contention is not None:
+        rate, waits_s = contention.rollouts_per_s, contention.wait_s_per_turn
+        quantities = table.quantities.copy()
+        quantities[:, STAGE_COLUMN[Stage.QUEUE]] += waits_s
+        quantities[:, STAGE_COLUMN[Stage.DECODE]] *= contention.decode_stretch
+        table = replace(table, quantities=quantities)
     e2e_s = float(table.reach @ (table.request_s + table.stage_s(Stage.TOOL)))
     missing = np.zeros_like(table.reach)
     for _ in range(FIXED_POINT_STEPS):
-        load = _Load(scenario, e2e_s, rollouts_per_s)
+        load = _Load(scenario, e2e_s, rate)
         held = 1.0 - missing / np.maximum(table.prior_tokens, 1e-300)
         held[0] = 1.0
         memory = _memory(setting, grid, table, load, held)
         missing = missing_tokens(table, setting, memory, fleet=True)
-        updated = expect(scenario, transport, missing).e2e_s
+        expected = expect(scenario, transport, missing)
+        stretch = 0.0 if contention is None else contention.decode_stretch - 1.0
+        stretch_s = float(expected.stage_s[STAGE_COLUMN[Stage.DECODE]]) * stretch
+        updated = expected.e2e_s + waits_s * table.turns + stretch_s
         if abs(updated - e2e_s) <= 1e-6 * e2e_s:
             break
         e2e_s = updated
