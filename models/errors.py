@@ -25,6 +25,9 @@ def one_line(error: ValidationError, model: type[BaseModel], prefix: str = "") -
     if first["type"] == "missing":
         return ScenarioError(f"{where}: missing; this field is required")
     message = first["msg"].removeprefix("Value error, ")
+    if not path and first["type"] == "value_error":
+        # A rule across sections names its fields itself; the whole tree is no value to show.
+        return ScenarioError(message)
     if first["type"] in ("float_type", "int_type") and isinstance(value, bool):
         message += ", not a boolean"
     elif first["type"] == "bool_type":

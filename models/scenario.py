@@ -248,12 +248,19 @@ class Scenario(Section):
 
     @model_validator(mode="after")
     def _compaction_leaves_room(self) -> Scenario:
+        """A threshold the prompt after a compaction reaches in one turn compacts every turn."""
         c, w = self.compaction, self.workload
-        kept = w.instructions_tokens + w.tool_definitions_tokens + w.first_message_tokens
-        if c.compacts and kept + c.summary_tokens >= c.threshold_tokens:
+        if not c.compacts:
+            return self
+        fixed = w.instructions_tokens + w.tool_definitions_tokens
+        growth = w.mean_history_growth_tokens(c.tool_output_cap_tokens)
+        kept = fixed + w.first_message_tokens + c.summary_tokens + growth
+        if kept >= c.threshold_tokens:
             raise ValueError(
-                f"compaction.threshold_tokens ({c.threshold_tokens}) must exceed the prompt "
-                f"compaction leaves: instructions, tool definitions, the task and "
-                f"compaction.summary_tokens ({kept + c.summary_tokens})"
+                f"compaction.threshold_tokens ({c.threshold_tokens:,.0f}) must exceed the prompt "
+                f"right after a compaction plus one turn: instructions and tool definitions "
+                f"({fixed:,.0f}) + the task ({w.first_message_tokens:,.0f}) + "
+                f"compaction.summary_tokens ({c.summary_tokens:,.0f}) + one turn's expected "
+                f"growth ({growth:,.0f}) = {kept:,.0f}; at or below it every turn compacts"
             )
         return self

@@ -92,6 +92,17 @@ class Workload(Section):
         """Expected output tokens of one tool call over the tool mix."""
         return float(self.tool_probabilities() @ [tool.output_tokens.mean for tool in self.tools])
 
+    def mean_history_growth_tokens(self, cap_tokens: float) -> float:
+        """Expected tokens a tool-calling turn adds to the history: its output and each of its
+        calls' outputs, cut to ``cap_tokens`` (0: not cut)."""
+        kept = [
+            tool.output_tokens.mean
+            - (float(tool.output_tokens.partial_expectation(cap_tokens)) if cap_tokens > 0 else 0.0)
+            for tool in self.tools
+        ]
+        per_call = float(self.tool_probabilities() @ kept)
+        return self.output_tokens.mean + self.parallel_calls_per_turn.mean * per_call
+
     def tool_time_survival(self, x_s: float) -> float:
         """P[a tool call takes longer than ``x_s``] over the tool mix."""
         return float(self.tool_probabilities() @ [tool.time_s.survival(x_s) for tool in self.tools])

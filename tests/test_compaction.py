@@ -139,3 +139,26 @@ def test_points_with_and_without_compaction_evaluate_as_alone() -> None:
 def test_a_threshold_below_what_compaction_keeps_is_an_error() -> None:
     with pytest.raises(ValueError, match=r"compaction\.threshold_tokens"):
         scenario("codex-spark", "compaction.threshold_tokens=12000")
+
+
+def test_a_threshold_one_turn_above_what_compaction_keeps_is_refused_with_the_numbers() -> None:
+    """Instructions, tools, task and summary make 14,400 tokens; a turn adds 140.5 output and
+    822.3 tool output on average, so a threshold at or below 15,362.8 compacts every turn."""
+    s = scenario("codex-spark")
+    growth = s.workload.output_tokens.mean + s.workload.mean_tool_output_tokens()
+    assert s.workload.mean_history_growth_tokens(0.0) == pytest.approx(growth, rel=1e-12)
+    with pytest.raises(ValueError, match=r"\(963\) = 15,363; at or below it every turn compacts"):
+        scenario("codex-spark", "compaction.threshold_tokens=15362")
+    assert scenario("codex-spark", "compaction.threshold_tokens=15363").compaction.compacts
+
+
+def test_the_growth_counts_the_cap_and_parallel_calls() -> None:
+    """Each call's output is cut to the cap before it enters the history: E[min(U, cap)],
+    times the calls per turn."""
+    s = scenario("codex-spark", "workload.parallel_calls_per_turn=3")
+    capped_mean = sum(
+        p * float(capped(tool.output_tokens, 1000.0).mean)
+        for p, tool in zip(s.workload.tool_probabilities(), s.workload.tools, strict=True)
+    )
+    expected = s.workload.output_tokens.mean + 3 * capped_mean
+    assert s.workload.mean_history_growth_tokens(1000.0) == pytest.approx(expected, rel=1e-3)

@@ -19,7 +19,7 @@ from support import scenario
 from test_distributions import CASES, TABLES
 
 from models.distributions import SAMPLE_CHUNK, Distribution
-from models.retry_policy import wait_after_failure_s
+from models.retry_policy import http_waits_s
 from models.scenario import Scenario
 from models.workload import Workload
 from sim.des.draws import draw_turns
@@ -68,11 +68,11 @@ def reference_block(s: Scenario, block: int, replication: int = 0) -> Turns:
     if r.server_error_prob > 0:
         errors, jitter = rng(Draw.SERVER_ERRORS), rng(Draw.RETRY_JITTER)
         failures = errors.geometric(1.0 - r.server_error_prob, total) - 1
-        early = errors.binomial(failures, r.early_error_fraction).astype(float)
-        late = failures - early
         owner = np.repeat(np.arange(total), failures)
-        position = np.arange(owner.size) - np.repeat(np.cumsum(failures) - failures, failures)
-        waits = wait_after_failure_s(r, position, jitter.random(owner.size))
+        is_early = errors.random(owner.size) < r.early_error_fraction
+        early = np.bincount(owner, weights=is_early, minlength=total)
+        late = failures - early
+        waits = http_waits_s(r, is_early, owner, jitter.random(owner.size))
         wait_s = np.bincount(owner, weights=waits, minlength=total)
     return Turns(
         **grown,

@@ -17,8 +17,10 @@ from sim.analysis.fleet_summary import load_point, overload
 from sim.analysis.metrics import Metric
 from sim.analysis.results import FleetResult, Latency, RunResult, UnmeasuredPoint
 from sim.analytic.fleet.demand import FleetDemand, fleet_demand
-from sim.analytic.fleet.network import FleetPoint, closed_curve, open_point
+from sim.analytic.fleet.network import closed_curve, open_point
+from sim.analytic.fleet.point import FleetPoint
 from sim.analytic.fleet.rate_limit import overload_reason
+from sim.analytic.fleet.solve import solve
 from sim.turn.transports import Transport
 
 ANALYTIC_FLEET_ENGINE = "analytic-fleet"
@@ -32,12 +34,12 @@ def analytic_points(
     spec_text: str, scenarios: list[Scenario], transport: Transport
 ) -> list[FleetResult]:
     """One result per load point, all from one demand and (closed load) one MVA curve; with
-    KV residency the hit rate moves with the load, so each point has its own demand."""
-    if scenarios[0].kv_cache.residency and len(scenarios) > 1:
+    KV residency the hit rate moves with the load, so each point has its own demand, solved
+    with its queueing (``sim.analytic.fleet.solve``)."""
+    if scenarios[0].kv_cache.residency:
         return [
-            result
+            _result(spec_text, scenario, transport, *solve(scenario, transport))
             for scenario in scenarios
-            for result in analytic_points(spec_text, [scenario], transport)
         ]
     demand = fleet_demand(scenarios[0], transport)
     closed = [s.load.agents for s in scenarios if s.load.kind == "closed"]

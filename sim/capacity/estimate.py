@@ -26,7 +26,8 @@ from models.scenario import Scenario
 from models.stages import STAGE_COLUMN, Stage
 from sim.analysis.metrics import Metric
 from sim.analytic.fleet.demand import fleet_demand
-from sim.analytic.fleet.network import FleetPoint, closed_curve
+from sim.analytic.fleet.network import closed_curve
+from sim.analytic.fleet.point import FleetPoint
 from sim.capacity.objectives import Slo, SloMetric
 from sim.des.runners import simulate
 from sim.turn.transports import Transport

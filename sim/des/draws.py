@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from models.distributions import SAMPLE_CHUNK
-from models.retry_policy import wait_after_failure_s
+from models.retry_policy import http_waits_s
 from models.scenario import Scenario
 from models.workload import Workload, rollout_turns
 from sim.des.streams import BLOCK_ROLLOUTS, Draw, stream
@@ -151,9 +151,10 @@ def _failures(
     block_turns: int,
     total: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Failed attempts per turn (geometric), split by the status mix, and the waits after them.
+    """Failed attempts per turn (geometric), each early or late in turn, and the waits the
+    SDK puts after them over HTTP (``models.retry_policy``; a WebSocket turn waits none).
 
-    The block's attempts come first in the stream, then its status draws.
+    The block's attempts come first in the stream, then each failure's status draw.
     """
     r = scenario.retries
     zeros = np.zeros(total)
@@ -162,12 +163,12 @@ def _failures(
     failures = rng.geometric(1.0 - r.server_error_prob, total) - 1
     for start in range(total, block_turns, SAMPLE_CHUNK):
         rng.geometric(1.0 - r.server_error_prob, min(SAMPLE_CHUNK, block_turns - start))
-    early = rng.binomial(failures, r.early_error_fraction).astype(float)
     owner = np.repeat(np.arange(total), failures)
-    position = np.arange(owner.size) - np.repeat(np.cumsum(failures) - failures, failures)
-    waits = wait_after_failure_s(r, position, jitter.random(owner.size))
+    early = rng.random(owner.size) < r.early_error_fraction
+    waits = http_waits_s(r, early, owner, jitter.random(owner.size))
     wait_s = np.bincount(owner, weights=waits, minlength=total)
-    return early, failures - early, wait_s
+    early_count = np.bincount(owner, weights=early, minlength=total)
+    return early_count, failures - early_count, wait_s
 
 
 def _tool_kinds(

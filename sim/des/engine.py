@@ -88,11 +88,18 @@ class Simulation:
             pool: ServerPool(self.env, pool, n, *window) for pool, n in c.servers().items()
         }
         self.replicas = Replicas(c.inference_replicas, c.decode_slowdown_per_stream)
-        self.residency = (
-            Residency(scenario, transport, self.replicas.streams, routing)
-            if scenario.kv_cache.residency
-            else None
-        )
+        self.residency: Residency | None = None
+        self.replica_slots: list[ServerPool] = []
+        if scenario.kv_cache.residency:
+            # Routing picks a replica and the request waits for that replica's slots.
+            fleet = self.pools[Pool.INFERENCE]
+            self.replica_slots = [
+                ServerPool(self.env, Pool.INFERENCE, c.streams_per_replica, *window, fleet)
+                for _ in range(c.inference_replicas)
+            ]
+            self.residency = Residency(
+                scenario, transport, c.inference_replicas, self._replica_loads, routing
+            )
         self.limiter: RateLimiter | None = None
         if contended and scenario.rate_limit.limits:
             if retry_spread is None:
@@ -110,6 +117,12 @@ class Simulation:
             )
             for phase in PHASES[1:_LAST]
         ]
+
+    def _replica_loads(self) -> list[int]:
+        """Each replica's requests in service and waiting (one agent: its streams)."""
+        if not self.contended:
+            return self.replicas.streams
+        return [slots.load for slots in self.replica_slots]
 
     def block(self, index: int, rollouts: int = BLOCK_ROLLOUTS) -> Block:
         if index not in self.blocks:
@@ -245,14 +258,16 @@ class Simulation:
                     yield env.timeout(seconds)
                 continue
             if batched:
+                if residency is not None:
+                    replica = residency.route(session, cold)
+                    pool = self.replica_slots[replica]
                 if not pool.take():
                     waits[column] = yield from pool.wait()
                 if residency is None:
                     replica, slowdown = self.replicas.join()
                 else:
-                    args = (block.turns, block.missing_history, t, session, cold, env.now)
-                    replica, extra_s = residency.start(*args)
-                    seconds += extra_s
+                    missing = block.missing_history
+                    seconds += residency.take(block.turns, missing, t, session, replica, env.now)
                     slowdown = self.replicas.join_at(replica)
                 decode_s = seg.decode_s[t] * slowdown
                 block.stretch_decode()[t] = decode_s

@@ -66,15 +66,31 @@ class ServerPool:
     """
 
     def __init__(
-        self, env: simpy.Environment, name: Pool, capacity: int, start_s: float, end_s: float
+        self,
+        env: simpy.Environment,
+        name: Pool,
+        capacity: int,
+        start_s: float,
+        end_s: float,
+        counted_in: ServerPool | None = None,
     ) -> None:
         self.name = name
         self.capacity = capacity
         self.free = capacity
         self._env = env
         self._queue: deque[simpy.Event] = deque()
-        self.busy = TimeWeighted(env, start_s, end_s)
-        self.waiting = TimeWeighted(env, start_s, end_s)
+        # A part of a larger pool (one replica's slots) counts its levels in the whole's.
+        self.busy: TimeWeighted = (
+            counted_in.busy if counted_in else TimeWeighted(env, start_s, end_s)
+        )
+        self.waiting: TimeWeighted = (
+            counted_in.waiting if counted_in else TimeWeighted(env, start_s, end_s)
+        )
+
+    @property
+    def load(self) -> int:
+        """Requests in service or waiting (what a least-loaded router compares)."""
+        return self.capacity - self.free + len(self._queue)
 
     def take(self) -> bool:
         """Take a free server if there is one (the caller then holds it until ``release``)."""

@@ -10,7 +10,7 @@ are recomputed from them when the block is reduced.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import numpy as np
@@ -33,37 +33,39 @@ class Residency:
         self,
         scenario: Scenario,
         transport: Transport,
-        streams: list[int],
+        replicas: int,
+        loads: Callable[[], list[int]],
         rng: np.random.Generator,
     ) -> None:
         kv = scenario.kv_cache
         shared_tokens = scenario.workload.instructions_tokens
         shared_tokens += scenario.workload.tool_definitions_tokens
         capacity = max(0.0, scenario.inference.kv_capacity_tokens - shared_tokens)
-        self.replicas = [
-            ReplicaPrefixes(capacity, kv.ttl_s, kv.eviction) for _ in range(len(streams))
-        ]
-        self.router = Router(kv.routing(transport.is_websocket), streams, rng)
+        self.replicas = [ReplicaPrefixes(capacity, kv.ttl_s, kv.eviction) for _ in range(replicas)]
+        self.router = Router(kv.routing(transport.is_websocket), replicas, loads, rng)
         self._scenario = scenario
 
-    def start(
+    def route(self, session: int, new_connection: bool) -> int:
+        """The replica a request of ``session`` goes to (``new_connection``: it opened one)."""
+        return self.router.choose(session, new_connection)
+
+    def take(
         self,
         turns: Turns,
         missing: list[float],
         turn: int,
         session: int,
-        new_connection: bool,
+        replica: int,
         now_s: float,
-    ) -> tuple[int, float]:
-        """Route ``turn`` (its prefill starts at ``now_s``); record the history its replica
-        no longer holds in ``missing``.  Returns the replica and the extra prefill seconds."""
-        replica = self.router.choose(session, new_connection)
+    ) -> float:
+        """``turn``'s prefill starts on ``replica`` at ``now_s``: record the history it no
+        longer holds in ``missing``; returns the extra prefill seconds."""
         held = self.replicas[replica].take(session, now_s)
         prior = float(turns.prior_tokens[turn])
         if held >= prior:
-            return replica, 0.0
+            return 0.0
         missing[turn] = prior - held
-        return replica, reprefill_s(self._scenario, prior - held)
+        return reprefill_s(self._scenario, prior - held)
 
     def finish(self, history_tokens: float, session: int, replica: int, now_s: float) -> None:
         """The turn's decode ended at ``now_s``: the replica keeps the grown history if it can."""
@@ -88,7 +90,8 @@ class Residency:
             block.cold_flag[turn] = float(cold)
             seg = block.cold if cold else block.warm
             at_s = now_s + seg.before_prefill_s[turn]
-            replica, extra_s = self.start(block.turns, missing, turn, session, cold, at_s)
+            replica = self.route(session, cold)
+            extra_s = self.take(block.turns, missing, turn, session, replica, at_s)
             request_s = seg.request_s[turn]
             if extra_s > 0:
                 request_s += later_first_token_s(seg.prefill_s[turn], seg.parallel_s[turn], extra_s)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from models.kv_cache import Routing
@@ -19,12 +21,19 @@ def conversation_hash(session: int) -> int:
 
 
 class Router:
-    """Picks a replica per request; ``streams`` is the live count of streams per replica."""
+    """Picks a replica per request; ``loads()`` gives each replica's requests in service and
+    waiting (least-loaded takes the smallest, the lowest index on a tie)."""
 
-    def __init__(self, policy: Routing, streams: list[int], rng: np.random.Generator) -> None:
+    def __init__(
+        self,
+        policy: Routing,
+        replicas: int,
+        loads: Callable[[], list[int]],
+        rng: np.random.Generator,
+    ) -> None:
         self.policy = policy
-        self._streams = streams
-        self._replicas = len(streams)
+        self._loads = loads
+        self._replicas = replicas
         self._rng = rng
         self._next = 0
         self._bound: dict[int, int] = {}
@@ -46,7 +55,8 @@ class Router:
             return replica
         if policy is Routing.RANDOM:
             return int(self._rng.integers(self._replicas))
-        return self._streams.index(min(self._streams))
+        loads = self._loads()
+        return loads.index(min(loads))
 
     def close(self, session: int) -> None:
         """The rollout ended: its connection no longer holds a replica."""

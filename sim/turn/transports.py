@@ -135,6 +135,8 @@ def _continuing(turns: Turns) -> np.ndarray:
 def _after_cache_loss(scenario: Scenario, turns: Turns) -> Work:
     """A WebSocket turn on a new connection: nothing cached on it yet.
 
+    The SDK retries no failed response over WebSocket, so a failure waits for nothing.
+
     Turn 0 is ordinary.  Later turns either reload state from storage
     (store=true) or fail with previous_response_not_found and resend everything
     (store=false).  Either way the server rebuilds the whole history once.
@@ -149,11 +151,13 @@ def _after_cache_loss(scenario: Scenario, turns: Turns) -> Work:
         connect_ws=1.0 - turns.compacted,
         recover=(1.0 - store) * continuing,
         post_blocking=0.0,
+        retry_wait_s=0.0,
     )
 
 
 def _cached(scenario: Scenario, turns: Turns, append: bool) -> Work:
-    """A warm WebSocket turn: only the new input is validated, rendered and classified.
+    """A warm WebSocket turn: only the new input is validated, rendered and classified;
+    a failed attempt is sent again at once (the SDK retries nothing over WebSocket).
 
     After a compaction the new input is the whole compacted context, and one
     long-running response starts again (its pre-inference work runs once more).
@@ -191,7 +195,7 @@ def _cached(scenario: Scenario, turns: Turns, append: bool) -> Work:
         tool_s=turns.tool_s,
         failed_early=turns.failed_early,
         failed_late=turns.failed_late,
-        retry_wait_s=turns.retry_wait_s,
+        retry_wait_s=zeros,
         compactions=turns.compacted,
     )
 

@@ -41,7 +41,8 @@ class Turns:
     failed_late: np.ndarray
     """Failed attempts answered after prefill."""
     retry_wait_s: np.ndarray
-    """The client's backoff waits between the attempts."""
+    """The SDK's backoff waits between the attempts over HTTP (``models.retry_policy``; a
+    WebSocket turn's work waits none)."""
     compacted: np.ndarray
     """1 where the client compacted the history before this turn, whose request then starts
     a new chain: its new input is the whole compacted context (``sim.turn.compaction``)."""

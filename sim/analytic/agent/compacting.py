@@ -14,6 +14,7 @@ when the excess is provably zero, as in the presets).
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,17 +32,28 @@ from sim.turn.turns import Turns
 _REQUEST = [STAGE_COLUMN[s] for s in STAGES if s is not Stage.TOOL]
 
 
-def compacting_sums(
-    columns: Any, transport: Transport, resident: np.ndarray
-) -> tuple[np.ndarray, TurnCount, ColdTurns]:
+@dataclass(frozen=True)
+class Compacting:
+    """The rollout's sums and its turns given they are reached, every history held."""
+
+    sums: np.ndarray
     """Expected per-rollout sums of every stage, TTFT, API and safety work, cached and
-    uncached prompt tokens (points, stages + 5), the turn count and the cold turns;
-    ``resident`` is P(a turn finds its history on its replica), shape (points, 1)."""
+    uncached prompt tokens, shape (points, stages + 5)."""
+    per_turn: np.ndarray
+    """The same per turn given it is reached, shape (points, turns, stages + 5)."""
+    count: TurnCount
+    cold: ColdTurns
+    prior_tokens: np.ndarray
+    history_tokens: np.ndarray
+
+
+def compacting_sums(columns: Any, transport: Transport) -> Compacting:
+    """The expected rollout of every point of ``columns``, turn by turn."""
     draws = expected_draws(columns)
     count = turn_count(draws.tool_calls)
     turns = expected_turns(columns, draws, count.index, count.last)
     law = _laws(columns, draws, count.index.size)
-    kept, compacted = _variants(turns, law, resident)
+    kept, compacted = _variants(turns, law)
     share = law.compacted
     hidden_s = expected_hidden_post_s(columns, draws) * (1.0 - turns.is_last)
     mixed = []
@@ -65,7 +77,17 @@ def compacting_sums(
     cold = _cold(columns, draws, count, transport, mixed)
     weight = count.reach * cold.probability
     per_turn = weight[..., None] * mixed[0] + (count.reach - weight)[..., None] * mixed[1]
-    return np.cumsum(per_turn, axis=1)[:, -1], count, cold
+    given = cold.probability[..., None] * mixed[0] + (1.0 - cold.probability[..., None]) * mixed[1]
+    prior = (1.0 - share) * law.prior_tokens
+    context = prior + share * law.compacted_tokens + (1.0 - share) * law.new_tokens
+    return Compacting(
+        sums=np.cumsum(per_turn, axis=1)[:, -1],
+        per_turn=given,
+        count=count,
+        cold=cold,
+        prior_tokens=prior,
+        history_tokens=context + turns.output_tokens,
+    )
 
 
 def _laws(columns: Any, draws: ExpectedDraws, turns: int) -> ContextLaw:
@@ -95,7 +117,7 @@ def _laws(columns: Any, draws: ExpectedDraws, turns: int) -> ContextLaw:
     )
 
 
-def _variants(turns: Turns, law: ContextLaw, resident: np.ndarray) -> tuple[Turns, Turns]:
+def _variants(turns: Turns, law: ContextLaw) -> tuple[Turns, Turns]:
     """The expected turns given no compaction before them, and given one (a new chain: no
     history to find on the replica)."""
     zeros, ones = np.zeros(turns.shape), np.ones(turns.shape)
@@ -105,7 +127,6 @@ def _variants(turns: Turns, law: ContextLaw, resident: np.ndarray) -> tuple[Turn
         prior_tokens=law.prior_tokens,
         new_tokens=law.new_tokens,
         context_items=law.context_items,
-        missing_history_tokens=(1.0 - resident) * law.prior_tokens,
     )
     compacted = dataclasses.replace(
         turns,

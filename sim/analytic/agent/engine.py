@@ -28,7 +28,7 @@ from sim.analytic.agent.columns import column_form, take_points
 from sim.analytic.agent.compacting import compacting_sums
 from sim.analytic.agent.connection_loss import ColdTurns, keep_alive, websocket
 from sim.analytic.agent.excess import Excess, parallel_excess
-from sim.analytic.agent.expectations import Approximation, Expectation, Expectations, stitch
+from sim.analytic.agent.expectations import Approximation, Expectation, Expectations
 from sim.analytic.agent.expected_draws import expected_draws
 from sim.analytic.agent.layout import (
     FIRST,
@@ -36,20 +36,39 @@ from sim.analytic.agent.layout import (
     SECOND,
     THIRD,
     TurnCount,
+    expected_turns,
+    per_turn,
     probe_turns,
     rollout_sum,
     total,
     turn_count,
 )
-from sim.analytic.agent.prefix_survival import history_resident
+from sim.analytic.agent.prefix_survival import single_agent_missing
 from sim.analytic.agent.tool_overlap import expected_hidden_post_s
+from sim.analytic.agent.turn_table import (
+    API_CPU,
+    CACHED,
+    QUANTITIES,
+    SAFETY_CPU,
+    TTFT,
+    UNCACHED,
+    TurnParts,
+    TurnTable,
+    with_missing,
+)
 from sim.turn.transports import Transport, cached_prompt_tokens, turn_work
 
+_REQUEST = [STAGE_COLUMN[s] for s in STAGES if s is not Stage.TOOL]
 
-def expect(scenario: Scenario, transport: Transport, resident: float | None = None) -> Expectation:
-    """Expected per-rollout budget of ``scenario`` under ``transport``; ``resident``, when
-    given, is P(a turn finds its history) in place of the single agent's (a fleet's)."""
-    return expect_columns(column_form([scenario]), transport, resident).point(0)
+
+def expect(
+    scenario: Scenario, transport: Transport, missing_tokens: np.ndarray | None = None
+) -> Expectation:
+    """Expected per-rollout budget of ``scenario`` under ``transport``; ``missing_tokens``,
+    when given, is each turn's expected history its replica no longer holds (a fleet's, in
+    place of the single agent's; ``sim.analytic.agent.turn_table``)."""
+    missing = None if missing_tokens is None else np.asarray(missing_tokens)[None, :]
+    return expect_columns(column_form([scenario]), transport, missing).point(0)
 
 
 def expect_many(scenarios: Sequence[Scenario], transport: Transport) -> list[Expectation]:
@@ -57,56 +76,74 @@ def expect_many(scenarios: Sequence[Scenario], transport: Transport) -> list[Exp
     return expect_columns(column_form(scenarios), transport).points()
 
 
-TTFT, API_CPU, SAFETY_CPU, CACHED, UNCACHED = range(len(STAGES), len(STAGES) + 5)
-"""Columns after the stages in a quantity matrix."""
-QUANTITIES = UNCACHED + 1
-_REQUEST = [STAGE_COLUMN[s] for s in STAGES if s is not Stage.TOOL]
+def expect_turns(scenario: Scenario, transport: Transport) -> TurnTable:
+    """Each turn's expected quantities and tokens given that it is reached, every history
+    held (the inputs of the residency and rate-limit models)."""
+    columns = column_form([scenario])
+    return _parts(columns, transport).table(0, expected_draws(columns))
 
 
 def expect_columns(
-    columns: Any, transport: Transport, resident: float | None = None
+    columns: Any, transport: Transport, missing_tokens: np.ndarray | None = None
 ) -> Expectations:
-    """Expected per-rollout budget of every point of ``columns`` (a column form); ``resident``,
-    when given, is P(a turn finds its history) for every point (a fleet's)."""
+    """Expected per-rollout budget of every point of ``columns`` (a column form).  With KV
+    residency each turn re-prefills the history its replica no longer holds:
+    ``missing_tokens`` (points, turns) when given, else the single agent's
+    (``sim.analytic.agent.prefix_survival``)."""
+    parts = _parts(columns, transport)
+    residency = columns.kv_cache.residency[:, 0] > 0
+    if not residency.any():
+        return parts.expectations
+    draws = expected_draws(columns)
+    tables = [parts.table(point, draws) for point in range(columns.points)]
+    missing = []
+    for point, table in enumerate(tables):
+        if not residency[point]:
+            missing.append(np.zeros_like(table.reach))
+        elif missing_tokens is not None:
+            missing.append(np.asarray(missing_tokens[point], dtype=float)[: table.reach.size])
+        else:
+            missing.append(single_agent_missing(columns, point, transport, table))
+    return with_missing(parts.expectations, tables, missing, columns)
+
+
+def _parts(columns: Any, transport: Transport) -> TurnParts:
+    """Every point's expectation and its turns, every history held."""
     compacting = columns.compaction.threshold_tokens[:, 0] > 0
     if not compacting.any():
-        return _expect_uncompacted(columns, transport, resident)
-    parts = [
-        (rows, method(take_points(columns, rows), transport, resident))
+        return _expect_uncompacted(columns, transport)
+    pieces = [
+        (rows, method(take_points(columns, rows), transport))
         for rows, method in (
             (np.flatnonzero(~compacting), _expect_uncompacted),
             (np.flatnonzero(compacting), _expect_compacting),
         )
         if rows.size
     ]
-    return stitch(parts, columns.points)
+    return TurnParts.stitch(pieces, columns.points)
 
 
-def _expect_compacting(columns: Any, transport: Transport, resident: float | None) -> Expectations:
+def _expect_compacting(columns: Any, transport: Transport) -> TurnParts:
     draws = expected_draws(columns)
-    sums, count, cold = compacting_sums(
-        columns, transport, resident_share(columns, draws, transport, resident)
-    )
+    compacted = compacting_sums(columns, transport)
     no = np.zeros(columns.points, dtype=bool)
     residency = columns.kv_cache.residency[:, 0] > 0
-    flags = _approximations(transport, cold, no, draws.parallel, ~no, residency)
-    return _expectations(sums, count, cold, flags)
+    flags = _approximations(transport, compacted.cold, no, draws.parallel, ~no, residency)
+    expectations = _expectations(compacted.sums, compacted.count, compacted.cold, flags)
+    return TurnParts(
+        expectations,
+        compacted.per_turn,
+        compacted.count,
+        compacted.cold.probability,
+        compacted.prior_tokens,
+        compacted.history_tokens,
+    )
 
 
-def resident_share(
-    columns: Any, draws: Any, transport: Transport, resident: float | None
-) -> np.ndarray:
-    """P(a turn k >= 1 finds its history on its replica), shape (points, 1): ``resident``
-    when given, else the single agent's (``sim.analytic.agent.prefix_survival``)."""
-    if resident is None:
-        return history_resident(columns, draws, transport)
-    return np.full((columns.points, 1), resident)
-
-
-def _expect_uncompacted(columns: Any, transport: Transport, resident: float | None) -> Expectations:
+def _expect_uncompacted(columns: Any, transport: Transport) -> TurnParts:
     draws = expected_draws(columns)
     count = turn_count(draws.tool_calls)
-    probes = probe_turns(columns, draws, resident_share(columns, draws, transport, resident))
+    probes = probe_turns(columns, draws)
     work = turn_work(columns, transport, probes)
     excess = parallel_excess(columns, draws, count, work)
     cached = cached_prompt_tokens(columns, probes)
@@ -129,7 +166,17 @@ def _expect_uncompacted(columns: Any, transport: Transport, resident: float | No
     approximations = _approximations(
         transport, cold, excess.approximate, draws.parallel, no, residency
     )
-    return _expectations(sums, count, cold, approximations)
+    turns = per_turn(quantities, count, cold.probability) + _later_excess_per_turn(cold, excess)
+    laid = expected_turns(columns, draws, count.index, count.last)
+    prior = np.broadcast_to(laid.prior_tokens, count.reach.shape)
+    return TurnParts(
+        _expectations(sums, count, cold, approximations),
+        turns,
+        count,
+        cold.probability,
+        prior,
+        np.broadcast_to(laid.context_tokens + laid.output_tokens, count.reach.shape),
+    )
 
 
 def _expectations(
@@ -204,6 +251,17 @@ def _later_excess(count: TurnCount, cold: ColdTurns, excess: Excess) -> np.ndarr
     out = np.zeros((count.reach.shape[0], QUANTITIES))
     out[:, STAGE_COLUMN[Stage.SAFETY]] = added
     out[:, TTFT] = added
+    return out
+
+
+def _later_excess_per_turn(cold: ColdTurns, excess: Excess) -> np.ndarray:
+    """The expected excess of each turn k >= 1 given it is reached, in the safety stage and
+    in TTFT, shape (points, turns, QUANTITIES)."""
+    shares = (cold.probability, 1.0 - cold.probability)
+    added = sum(share * later for share, later in zip(shares, excess.later, strict=True))
+    out = np.zeros((*cold.probability.shape, QUANTITIES))
+    out[..., STAGE_COLUMN[Stage.SAFETY]] = added
+    out[..., TTFT] = added
     return out
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from models.retry_policy import expected_failed_attempts, expected_retry_wait_s
+from models.retry_policy import expected_failed_attempts, expected_http_wait_s
 from sim.analytic.agent.columns import ObjectColumn
 from sim.analytic.agent.expected_draws import ExpectedDraws
 from sim.turn.compaction import without_compaction
@@ -88,14 +88,13 @@ def expected_turns(
     draws: ExpectedDraws,
     turn_index: np.ndarray,
     is_last: np.ndarray,
-    resident: np.ndarray | float = 1.0,
 ) -> Turns:
     """Expected inputs of turns ``turn_index`` of a rollout that reaches them.
 
     ``is_last`` (broadcasting against (points, turns)) is the probability that
     each is the final answer: no tool then.  Every draw is at its mean, the
     decode time per token at E[1 / rate], the render-cache hit at its probability,
-    the history missing from the replica at 1 - ``resident`` of the prior tokens.
+    every history held by its replica (``sim.analytic.agent.turn_table`` adds what is not).
     """
     w = columns.workload
     points, turns = columns.points, int(turn_index.max()) + 1
@@ -131,27 +130,21 @@ def expected_turns(
         decode_s_per_token=draws.decode_s_per_token,
         tool_s=(1.0 - last) * draws.mean_tool_s,
         render_hit=columns.api.render_cache_hit_prob,
-        missing_history_tokens=(1.0 - resident) * prior_tokens,
+        missing_history_tokens=np.zeros(shape),
         failed_early=failed * r.early_error_fraction,
         failed_late=failed * (1.0 - r.early_error_fraction),
-        retry_wait_s=expected_retry_wait_s(r, r.server_error_prob),
+        retry_wait_s=expected_http_wait_s(r, r.server_error_prob),
         **without_compaction(shape),
     )
 
 
-def probe_turns(columns: Any, draws: ExpectedDraws, resident: np.ndarray | float = 1.0) -> Turns:
-    """The probe turns (``PROBE_TURN``, ``PROBE_LAST``, ``TOKEN_PROBES``) of every point;
-    ``resident`` is P(a turn finds its history on its replica), shape (points, 1)."""
-    turns = expected_turns(columns, draws, PROBE_TURN, PROBE_LAST, resident)
+def probe_turns(columns: Any, draws: ExpectedDraws) -> Turns:
+    """The probe turns (``PROBE_TURN``, ``PROBE_LAST``, ``TOKEN_PROBES``) of every point."""
+    turns = expected_turns(columns, draws, PROBE_TURN, PROBE_LAST)
     new_tokens, prior_tokens = turns.new_tokens.copy(), turns.prior_tokens.copy()
     new_tokens[:, TOKEN_PROBES] = [0.0, STEP_TOKENS, 0.0]
     prior_tokens[:, TOKEN_PROBES] = [0.0, 0.0, STEP_TOKENS]
-    return dataclasses.replace(
-        turns,
-        new_tokens=new_tokens,
-        prior_tokens=prior_tokens,
-        missing_history_tokens=(1.0 - resident) * prior_tokens,
-    )
+    return dataclasses.replace(turns, new_tokens=new_tokens, prior_tokens=prior_tokens)
 
 
 def total(values: np.ndarray) -> np.ndarray:
@@ -188,4 +181,24 @@ def rollout_sum(probes: np.ndarray, count: TurnCount, cold: np.ndarray) -> np.nd
             + slope * total(weight * steps)[:, None]
             + last_turn * total(weight * count.last)[:, None]
         )
+    return out
+
+
+def per_turn(probes: np.ndarray, count: TurnCount, cold: np.ndarray) -> np.ndarray:
+    """Expected quantities of each turn k given that it is reached, shape (points, turns,
+    quantities): the terms ``rollout_sum`` weights by the reach and adds (the same affine
+    rule, turn by turn)."""
+    cold_probes, warm_probes = probes
+    first_cold, first_warm = (
+        variant[:, FIRST] + count.last[:, :1] * (variant[:, FIRST_LAST] - variant[:, FIRST])
+        for variant in probes
+    )
+    steps = np.maximum(count.index - 1, 0)[None, :, None]
+    out = np.zeros((*count.reach.shape, probes.shape[-1]))
+    for variant, share in ((cold_probes, cold), (warm_probes, 1.0 - cold)):
+        level = variant[:, SECOND, None]
+        slope = variant[:, THIRD, None] - level
+        last_turn = variant[:, SECOND_LAST, None] - level
+        out += share[..., None] * (level + slope * steps + last_turn * count.last[..., None])
+    out[:, 0] = first_cold + (1.0 - cold[:, :1]) * (first_warm - first_cold)
     return out

@@ -25,12 +25,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from models.kv_cache import Routing
 from models.scenario import Scenario
 from models.stages import POOLS, STAGE_COLUMN, Pool, Side, Stage
-from sim.analytic.agent.engine import expect
+from sim.analytic.agent.engine import expect, expect_turns
 from sim.analytic.agent.expectations import Expectation
-from sim.analytic.fleet.rate_limit import RateCap, rate_cap
-from sim.analytic.fleet.residency import fleet_history_resident
+from sim.analytic.fleet.rate_limit import LimitModel, RateCap, limit_model
+from sim.analytic.fleet.residency import Contention, fleet_missing
 from sim.turn.phases import JOINED_SIDES, PHASES
 from sim.turn.transports import Transport
 
@@ -86,8 +89,16 @@ class FleetDemand:
     replicas: int
     streams_per_replica: int
     slowdown_per_stream: float
-    rate_cap: RateCap | None = None
-    """What the organizations' rate limits admit (None: no limit)."""
+    replica_routing: Routing | None = None
+    """With KV residency, the routing that picks the replica a request queues at (None:
+    one queue for every slot of the fleet)."""
+    limit: LimitModel | None = None
+    """The organizations' binding rate limit as the agents meet it (None: no limit)."""
+
+    @property
+    def rate_cap(self) -> RateCap | None:
+        """What the organizations' rate limits admit (None: no limit)."""
+        return None if self.limit is None else self.limit.cap
 
     @property
     def turns(self) -> float:
@@ -128,14 +139,18 @@ class FleetDemand:
         return (self.think_s + self.e2e_s) * most_per_s
 
 
-def fleet_demand(scenario: Scenario, transport: Transport) -> FleetDemand:
+def fleet_demand(
+    scenario: Scenario, transport: Transport, contention: Contention | None = None
+) -> FleetDemand:
     """The demand and visits of one rollout on each pool of ``scenario.capacity``; with KV
-    residency, at the hit rate Che's approximation gives the fleet's load."""
-    e = expect(scenario, transport)
-    resident = None
-    if scenario.kv_cache.residency:
-        resident = fleet_history_resident(scenario, transport, e)
-        e = expect(scenario, transport, resident)
+    residency, at the hit rate the fleet's load gives (``sim.analytic.fleet.residency``):
+    uncontended, or at ``contention``'s throughput and waits."""
+    missing = None
+    needs_turns = scenario.kv_cache.residency or scenario.rate_limit.limits
+    table = expect_turns(scenario, transport) if needs_turns else None
+    if table is not None and scenario.kv_cache.residency:
+        missing = fleet_missing(scenario, transport, table, contention)
+    e = expect(scenario, transport, missing)
     blocking_only = scenario.model_copy(
         update={
             "safety": scenario.safety.model_copy(
@@ -144,7 +159,7 @@ def fleet_demand(scenario: Scenario, transport: Transport) -> FleetDemand:
         }
     )
     stage = {s: float(e.stage_s[STAGE_COLUMN[s]]) for s in Stage}
-    blocking_s = expect(blocking_only, transport, resident).safety_cpu_s
+    blocking_s = expect(blocking_only, transport, missing).safety_cpu_s
     side_s = {
         Side.PARALLEL_SAFETY: max(0.0, e.safety_cpu_s - blocking_s),
         Side.OVERLAPPED_POST: max(
@@ -207,6 +222,21 @@ def fleet_demand(scenario: Scenario, transport: Transport) -> FleetDemand:
         slack_s=max(0.0, stage[Stage.PREFILL] - side_s[Side.PARALLEL_SAFETY]) / turns,
         replicas=c.inference_replicas,
         streams_per_replica=c.streams_per_replica,
+        replica_routing=(
+            scenario.kv_cache.routing(transport.is_websocket)
+            if scenario.kv_cache.residency
+            else None
+        ),
         slowdown_per_stream=c.decode_slowdown_per_stream,
-        rate_cap=rate_cap(scenario, e),
+        limit=None
+        if table is None
+        else limit_model(scenario, e, table, _reprefill_s(scenario, missing)),
     )
+
+
+def _reprefill_s(scenario: Scenario, missing: np.ndarray | None) -> np.ndarray | None:
+    """Each turn's prefill of the history its replica no longer holds."""
+    if missing is None:
+        return None
+    i = scenario.inference
+    return i.prefix_cache_hit_fraction * missing / i.prefill_tps

@@ -29,51 +29,22 @@ model), so a pool's wait splits over its visits by count.
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
 
 import numpy as np
 
 from models.stages import POOLS, Pool
 from sim.analytic.fleet.demand import FleetDemand
+from sim.analytic.fleet.point import FleetPoint
+from sim.analytic.fleet.point_effects import limited, queued
 from sim.analytic.fleet.queueing import MvaRows, closed_mva, erlang_c, mmc_wait_s
 from sim.analytic.fleet.rate_limit import overload_reason
+from sim.analytic.fleet.replica_queues import pooled
 
 _SAFETY, _INFERENCE = POOLS.index(Pool.SAFETY), POOLS.index(Pool.INFERENCE)
 _FIXED_POINT_STEPS = 200
 _NEVER_QUEUES = 2**60
 """Servers of a pool that can never queue, as the solvers see it."""
-
-
-@dataclass(frozen=True)
-class FleetPoint:
-    """The analytic fleet at one load: per rollout and per pool."""
-
-    agents: int | None
-    rollouts_per_s: float
-    e2e_s: float
-    ttft_s: float
-    """Mean TTFT per turn."""
-    utilization: dict[Pool, float]
-    queue_length: dict[Pool, float]
-    """Mean requests waiting (not in service) at each pool."""
-    residence_s: dict[Pool, float]
-    """Seconds per rollout at each pool: its demand plus every wait for it."""
-    path_wait_s: dict[Pool, float]
-    """Seconds per rollout the critical path waits for each pool (the queue stage)."""
-    wait_probability: dict[Pool, float]
-    """Probability that a request finds every server of the pool busy."""
-    decode_s: float
-    """Decode seconds per rollout, stretched by the batch."""
-    stable: bool = True
-    rate_limit_wait_s: float = 0.0
-    """Seconds per rollout spent refused by the rate limits (in the retry stage)."""
-    refused_per_request: float = 0.0
-    """429 answers per admitted request."""
-
-    @property
-    def in_system(self) -> float:
-        return self.rollouts_per_s * self.e2e_s
 
 
 class _Network:
@@ -167,9 +138,12 @@ class _Network:
         )
 
 
-def closed_curve(demand: FleetDemand, max_agents: int) -> list[FleetPoint]:
-    """The fleet at every population 1 .. ``max_agents`` (exact multi-server MVA), capped by
-    the rate limits (``sim.analytic.fleet.rate_limit``)."""
+def closed_curve(
+    demand: FleetDemand, max_agents: int, wanted: Sequence[int] | None = None
+) -> list[FleetPoint]:
+    """The fleet at every population 1 .. ``max_agents`` (exact multi-server MVA), with the
+    replicas' own queues and the rate limits (``sim.analytic.fleet.point_effects``); only
+    the populations ``wanted`` get those (default: all), the rest stay the network's."""
     net = _Network(demand)
     curve = [
         net.point(
@@ -181,31 +155,18 @@ def closed_curve(demand: FleetDemand, max_agents: int) -> list[FleetPoint]:
         )
         for step in closed_mva(net.queueing_servers, max_agents, net.demand_s, net.cycle_s)
     ]
-    cap = demand.rate_cap
-    if cap is None or curve[-1].rollouts_per_s <= cap.rollouts_per_s:
-        return curve
-    # Throughput rises with the population: the last point under the cap is what the
-    # pools see at every population above it, whose other agents wait refused.
-    under = bisect_right([p.rollouts_per_s for p in curve], cap.rollouts_per_s)
-    base = curve[max(under, 1) - 1]
-    scale = cap.rollouts_per_s / base.rollouts_per_s
-    turns = demand.turns
-    for index in range(under, len(curve)):
-        agents = index + 1
-        e2e_s = max(base.e2e_s, agents / cap.rollouts_per_s - demand.think_s)
-        wait_s = e2e_s - base.e2e_s
-        curve[index] = replace(
-            base,
-            agents=agents,
-            rollouts_per_s=cap.rollouts_per_s,
-            e2e_s=e2e_s,
-            ttft_s=base.ttft_s + wait_s / turns,
-            utilization={p: u * scale for p, u in base.utilization.items()},
-            queue_length={p: q * scale for p, q in base.queue_length.items()},
-            rate_limit_wait_s=wait_s,
-            refused_per_request=wait_s / turns / cap.attempt_s,
-        )
-    return curve
+    adjusted = range(1, max_agents + 1) if wanted is None else wanted
+    routing = demand.replica_routing
+    queues = routing is not None and not pooled(routing)
+    out = list(curve)
+    for agents in adjusted:
+        point = curve[agents - 1]
+        if queues and routing is not None:
+            point = queued(point, demand, routing)
+        if demand.limit is not None:
+            point = limited(curve, demand, demand.limit, agents, point)
+        out[agents - 1] = point
+    return out
 
 
 def open_point(demand: FleetDemand, rollouts_per_s: float) -> FleetPoint:
@@ -230,7 +191,11 @@ def open_point(demand: FleetDemand, rollouts_per_s: float) -> FleetPoint:
             return _unstable(net, rate, demand_s)
         probability[i] = erlang_c(int(servers), offered)
         wait[i] = mmc_wait_s(int(servers), offered, demand_s[i])
-    return net.point(None, rate, demand_s, wait, probability)
+    point = net.point(None, rate, demand_s, wait, probability)
+    routing = demand.replica_routing
+    if routing is not None and not pooled(routing):
+        point = queued(point, demand, routing)
+    return point if np.isfinite(point.e2e_s) else _unstable(net, rate, demand_s)
 
 
 def _unstable(net: _Network, rate: float, demand_s: np.ndarray) -> FleetPoint:

@@ -1,92 +1,238 @@
-"""The fleet's KV residency by Che's approximation: one characteristic time per replica.
+"""The fleet's KV residency: what the other sessions on a replica leave of a session's history.
 
-Each replica holds the history of the sessions routed to it.  Under LRU an
-entry stays while less than a characteristic time T has passed since its
-session last wrote it, and T is what fills the replica: with L live sessions
-and rollouts ending at a rate of E per second, spread over R replicas,
-
-    C = (L / R) S_live (E[min(X, T)] + P(X < T) (tau - E[X])) / tau
-        + (E / R) min(T, TTL) S_end,
-
-where S_live is a live session's mean history, tau its mean turn period and X
-its tool gap: an entry is held through the first T of each gap (the renewal
-form of Che's approximation) and, when the next request finds it, through that
-request; S_end is the history a finished rollout leaves behind (dead entries,
-kept until T or the time-to-live passes).  A turn then finds its
-history when it lands on its last replica (always for affinity and consistent
-hashing, 1/R otherwise) and its gap is within min(T, TTL).  Not counted: the
-stale copies round-robin and random routing leave on other replicas (they
-crowd the memory and give partial hits), and queueing's longer rollouts.
-The error against the DES is stated in docs/load.md.
+A session's turns find their history as one agent's do
+(``sim.analytic.agent.prefix_survival``), on replicas that also serve the
+rest of the fleet.  From the load (agents and think time, or an arrival rate)
+and the rollout's expected turns come: the live sessions (a closed
+population's M ~ Binomial(N, e2e / cycle), open arrivals' Poisson(rate x
+e2e)), how many of them write to the tagged session's replica (affinity binds
+each new connection to the replica with the fewest, so they are spread
+evenly; a hash spreads them binomially; the other policies send every turn
+anywhere, 1/R to each replica), the size of a live session's entry at a
+random moment (turn k weighted by its share of the rollout's time), the
+rollouts ending per replica and the history they leave.  LRU then evicts by
+stack distance and ttl-pin is a loss system (``replica_memory``).  The load
+depends on the hit rate (a miss prefills the history again, which lengthens
+every turn), so the two are solved together: a fixed point on the rollout's
+end-to-end time.
 """
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from scipy.stats import binom, poisson
 
 from models.kv_cache import Routing
 from models.scenario import Scenario
-from models.workload import rollout_turns
-from sim.analytic.agent.expectations import Expectation
-from sim.analytic.agent.expected_draws import tool_mixture
+from models.stages import STAGE_COLUMN, Stage
+from sim.analytic.agent.columns import column_form
+from sim.analytic.agent.engine import expect
+from sim.analytic.agent.prefix_survival import (
+    KvSetting,
+    Memory,
+    left_behind,
+    missing_tokens,
+    visit_share,
+)
+from sim.analytic.agent.replica_memory import Neighbours, generating
+from sim.analytic.agent.token_grid import Sizes, TokenGrid
+from sim.analytic.agent.turn_table import TurnTable
 from sim.turn.transports import Transport
 
-_KEEPS_SESSION = (Routing.AFFINITY, Routing.CONSISTENT_HASH)
+FIXED_POINT_STEPS = 8
+_SAME_REPLICA = (Routing.AFFINITY, Routing.CONSISTENT_HASH)
 
 
-def history_tokens(scenario: Scenario) -> tuple[float, float]:
-    """(mean history of a live session per turn, history a finished rollout leaves), tokens,
-    over the distribution of tool calls at the mean output and tool-output sizes."""
-    w = scenario.workload
-    first, out, tool = w.first_message_tokens, w.output_tokens.mean, w.mean_tool_output_tokens()
-    calls, weights = w.tool_calls_per_rollout.support()
-    turns = rollout_turns(calls)
-    summed = calls * first + out * calls * (calls + 1) / 2 + tool * (calls - 1) * calls / 2
-    left = first + turns * out + calls * tool
-    return float(weights @ summed / (weights @ turns)), float(weights @ left)
+@dataclass(frozen=True)
+class Contention:
+    """What the queueing network says of a load point: its throughput and each turn's
+    waits for the pools (they lengthen the gaps an entry must outlive)."""
+
+    rollouts_per_s: float
+    wait_s_per_turn: float
+    decode_stretch: float = 1.0
+    """Decode time over its lone-stream time (the batch a stream joins)."""
 
 
-def characteristic_time_s(scenario: Scenario, e: Expectation) -> float:
-    """T of every replica (``inf``: the time-to-live empties memory before it fills)."""
-    load, kv = scenario.load, scenario.kv_cache
-    cycle_s = e.e2e_s + (load.think_time_s.mean if load.kind == "closed" else 0.0)
-    ends_per_s = load.agents / cycle_s if load.kind == "closed" else load.rollouts_per_s
-    live = ends_per_s * e.e2e_s
-    replicas = scenario.capacity.inference_replicas
-    capacity = scenario.inference.kv_capacity_tokens - (
-        scenario.workload.instructions_tokens + scenario.workload.tool_definitions_tokens
+def fleet_missing(
+    scenario: Scenario,
+    transport: Transport,
+    table: TurnTable,
+    contention: Contention | None = None,
+) -> np.ndarray:
+    """Each turn's expected history its replica no longer holds in ``scenario``'s fleet, at
+    the load's throughput without contention or at ``contention``'s."""
+    setting = KvSetting.of_point(column_form([scenario]), 0, transport)
+    grid = TokenGrid(setting.capacity_tokens)
+    rate, waits_s = None, 0.0
+    if contention is not None:
+        rate, waits_s = contention.rollouts_per_s, contention.wait_s_per_turn
+        quantities = table.quantities.copy()
+        quantities[:, STAGE_COLUMN[Stage.QUEUE]] += waits_s
+        quantities[:, STAGE_COLUMN[Stage.DECODE]] *= contention.decode_stretch
+        table = replace(table, quantities=quantities)
+    e2e_s = float(table.reach @ (table.request_s + table.stage_s(Stage.TOOL)))
+    missing = np.zeros_like(table.reach)
+    for _ in range(FIXED_POINT_STEPS):
+        load = _Load(scenario, e2e_s, rate)
+        held = 1.0 - missing / np.maximum(table.prior_tokens, 1e-300)
+        held[0] = 1.0
+        memory = _memory(setting, grid, table, load, held)
+        missing = missing_tokens(table, setting, memory, fleet=True)
+        expected = expect(scenario, transport, missing)
+        stretch = 0.0 if contention is None else contention.decode_stretch - 1.0
+        stretch_s = float(expected.stage_s[STAGE_COLUMN[Stage.DECODE]]) * stretch
+        updated = expected.e2e_s + waits_s * table.turns + stretch_s
+        if abs(updated - e2e_s) <= 1e-6 * e2e_s:
+            break
+        e2e_s = updated
+    return missing
+
+
+class _Load:
+    """Live sessions and rollouts per second at a given end-to-end time."""
+
+    def __init__(self, scenario: Scenario, e2e_s: float, rollouts_per_s: float | None) -> None:
+        load = scenario.load
+        self.live: Any
+        """The number of live sessions (a frozen scipy distribution)."""
+        if load.kind == "closed":
+            cycle_s = e2e_s + load.think_time_s.mean
+            rate = load.agents / cycle_s if rollouts_per_s is None else rollouts_per_s
+            self.live_share = min(1.0, rate * e2e_s / load.agents)
+            self.live = binom(load.agents, self.live_share)
+            self.agents: int | None = load.agents
+        else:
+            rate = load.rollouts_per_s if rollouts_per_s is None else rollouts_per_s
+            self.live = poisson(rate * e2e_s)
+            self.agents = None
+        self.rollouts_per_s = rate
+        self.e2e_s = e2e_s
+
+
+def _memory(
+    setting: KvSetting, grid: TokenGrid, table: TurnTable, load: _Load, held: np.ndarray
+) -> Memory:
+    replicas = setting.replicas
+    visit = visit_share(setting, fleet=True)
+    bound = setting.routing in _SAME_REPLICA or replicas == 1
+    share = 1.0 / replicas
+    if setting.pinned:
+        return Memory.pinned(grid, _pinned_offered(setting, table, load, bound))
+    others, mean_others = _others(setting.routing, replicas, load)
+    sizes = _live_sizes(table, np.ones_like(held))
+    neighbours = Neighbours(
+        others=others,
+        in_use=_live_sizes(table, held),
+        written=sizes,
+        touches=_touches(table, visit, visit * mean_others),
+        ends_per_s=load.rollouts_per_s * share,
+        ended=left_behind(table, 1.0),
     )
-    live_tokens, left_tokens = history_tokens(scenario)
-    period_s = e.e2e_s / e.turns
-    gap = tool_mixture(scenario.workload.tools, "time_s")
-
-    mean_gap_s = gap.mean
-
-    def overfill(time_s: float) -> float:
-        idle_s = mean_gap_s - float(gap.partial_expectation(time_s))
-        in_use_s = (1.0 - float(gap.survival(time_s))) * max(0.0, period_s - mean_gap_s)
-        held = live / replicas * live_tokens * (idle_s + in_use_s) / period_s
-        dead = ends_per_s / replicas * min(time_s, kv.ttl_s) * left_tokens
-        return held + dead - capacity
-
-    if overfill(kv.ttl_s) <= 0:
-        return math.inf
-    if overfill(0.0) >= 0:
-        return 0.0
-    from scipy.optimize import brentq  # imported where used
-
-    return float(brentq(overfill, 0.0, kv.ttl_s, xtol=1e-9))
+    return Memory.lru(grid, neighbours)
 
 
-def fleet_history_resident(scenario: Scenario, transport: Transport, e: Expectation) -> float:
-    """P(a turn k >= 1 finds its whole history) in the fleet of ``scenario``."""
-    kv = scenario.kv_cache
-    within_s = min(characteristic_time_s(scenario, e), kv.ttl_s)
-    survives = 1.0 - float(tool_mixture(scenario.workload.tools, "time_s").survival(within_s))
-    replicas = scenario.capacity.inference_replicas
-    same = (
-        1.0
-        if kv.routing(transport.is_websocket) in _KEEPS_SESSION or replicas == 1
-        else 1.0 / replicas
-    )
-    return same * survives
+def _others(routing: Routing, replicas: int, load: _Load) -> tuple[Any, float]:
+    """The generating function of the number of other live sessions writing to the tagged
+    session's replica, and their mean.  Seen from a live session, the other live sessions
+    of a closed population are Binomial(N - 1, p) and of open arrivals Poisson (the
+    size-biased count less itself)."""
+    if routing is Routing.AFFINITY:
+        return _balanced(replicas, load)
+    share = 1.0 / replicas if routing is Routing.CONSISTENT_HASH else 1.0
+    if load.agents is None:
+        mean = float(load.live.mean()) * share
+        return (lambda z: np.exp(mean * (z - 1.0))), mean
+    n, p = load.agents - 1, load.live_share * share
+    return (lambda z: np.exp(n * np.log(1.0 - p + p * z))), n * p
+
+
+def _balanced(replicas: int, load: _Load) -> tuple[Any, float]:
+    """Affinity binds each new connection to the replica with the fewest: M live sessions
+    over R replicas hold floor(M / R) each and M mod R of them one more, the tagged session
+    on one of those with probability proportional to the sessions there."""
+    live = np.arange(int(load.live.ppf(1 - 1e-9)) + 2)
+    tagged = live * load.live.pmf(live)
+    tagged = tagged / tagged.sum()
+    low = live // replicas
+    extra = live - low * replicas
+    on_high = extra * (low + 1) / np.maximum(live, 1)
+    size = int(low.max()) + 2
+    count = np.bincount(np.maximum(low - 1, 0), tagged * (1 - on_high), minlength=size)
+    count += np.bincount(low, tagged * on_high, minlength=size)
+    return generating(count), float(count @ np.arange(count.size))
+
+
+def _time_weights(table: TurnTable) -> np.ndarray:
+    period = table.request_s + table.stage_s(Stage.TOOL)
+    weights = table.reach * period
+    return weights / weights.sum()
+
+
+def _live_sizes(table: TurnTable, held: np.ndarray) -> Sizes:
+    """A live session's entry at a random moment: the history of the turn it is in, when
+    that turn found it (``held``, the share of its history each turn finds)."""
+    variances = (np.arange(table.reach.size) + 1) * table.growth_variance
+    return Sizes.normal(table.history_tokens, variances, _time_weights(table) * held)
+
+
+def _touches(table: TurnTable, visit: float, writers: float) -> Any:
+    """For a window of W seconds: P(an other session holds its entry in use on the replica
+    at LRU's last check) and P(it wrote there since the window began and is not in use).
+    LRU checks at writes; the last comes about a cycle over (writers + 1) before the
+    window's end, ``writers`` the mean number of other sessions writing to the replica."""
+    weights = _time_weights(table)
+    cycle_s = float(weights @ (table.request_s + table.stage_s(Stage.TOOL)))
+    request_s = float(weights @ table.request_s)
+    busy_s = float(weights @ (table.stage_s(Stage.PREFILL) + table.stage_s(Stage.DECODE)))
+    in_use = visit * busy_s / cycle_s
+    tool = table.tool_s
+    lag_s = cycle_s / max(writers, 1.0)
+
+    def touches(windows_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        counted_s = np.maximum(np.asarray(windows_s) - lag_s, 0.0)
+        idle = np.clip(np.asarray(tool.partial_expectation(counted_s - request_s)) / cycle_s, 0, 1)
+        elsewhere = idle + (1.0 - idle) * (1.0 - visit) ** np.maximum(1.0, counted_s / cycle_s)
+        return np.full_like(counted_s, in_use), (1.0 - in_use) * (1.0 - elsewhere)
+
+    return touches
+
+
+def _pinned_offered(setting: KvSetting, table: TurnTable, load: _Load, bound: bool) -> Sizes:
+    """Erlangs of each entry size pinned on one replica by the other sessions: each write
+    held until its session writes there again, or its time-to-live."""
+    replicas = setting.replicas
+    period = table.request_s + table.stage_s(Stage.TOOL)
+    writes = load.rollouts_per_s * table.reach / replicas
+    turns = table.reach.size
+    ttl_s = setting.ttl_s
+    if bound:
+        following = np.append(period[1:], 0.0)
+        mean_live = load.rollouts_per_s * load.e2e_s / replicas
+        alone = 1.0 / max(mean_live, 1.0)
+        live_part = (1.0 - table.last) * np.minimum(following, ttl_s) * (1.0 - alone)
+        hold = live_part + table.last * ttl_s
+    else:
+        v = 1.0 / replicas
+        mean_period = float(_time_weights(table) @ period)
+        hold = np.empty(turns)
+        ended = table.reach * table.last
+        for k in range(turns):
+            remaining = np.arange(turns - k)
+            going = ended[k:] / max(table.reach[k], 1e-300)
+            back = np.array(
+                [
+                    sum(
+                        v * (1 - v) ** (j - 1) * min(j * mean_period, ttl_s)
+                        for j in range(1, m + 1)
+                    )
+                    + (1 - v) ** m * ttl_s
+                    for m in remaining
+                ]
+            )
+            hold[k] = float(going @ back)
+    variances = (np.arange(turns) + 1) * table.growth_variance
+    return Sizes.normal(table.history_tokens, variances, writes * hold)
