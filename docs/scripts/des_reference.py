@@ -18,8 +18,8 @@ Groups:
   replica memory from 5 to 120 GB, LRU and ttl-pin eviction, every routing
   policy (200 s window after the 60 s warm-up).
 - ``affinity``: every routing policy on a fleet whose inference replicas are
-  the bottleneck (4 replicas, slowdown 0.1 per stream, 0.8 of N*): the hit
-  rate a policy buys against the waiting at its replicas.
+  the bottleneck (4 replicas of 4 streams, slowdown 0.1 per stream, at N*): the
+  hit rate a policy buys against the waiting at its replicas.
 - ``knee``: codex-spark over HTTP (the classifiers the bottleneck) from 0.5 to
   1.5 times the saturation population N*, and an inference bottleneck (4
   replicas, slowdown 0.1 per stream) over WebSocket (300 s windows).
@@ -147,16 +147,18 @@ def rate_limit_cases() -> list[Case]:
 
 
 def affinity_cases() -> list[Case]:
-    """Every policy on a fleet whose inference is the bottleneck, at 0.8 of its N*."""
-    base = load_scenario(PRESET, list(STEEP))
-    agents = round(0.8 * fleet_demand(base, Transport.WS).saturation_agents())
+    """Every policy on a fleet whose inference replicas are the bottleneck and queue (4
+    replicas of 4 streams, slowdown 0.1 per stream), at its saturation population."""
+    fleet = (*STEEP, "capacity.streams_per_replica=4")
+    base = load_scenario(PRESET, list(fleet))
+    agents = round(fleet_demand(base, Transport.WS).saturation_agents())
     return [
         Case(
             "affinity",
-            f"{policy}, 4 replicas",
+            f"{policy}, 4 replicas of 4 streams",
             "ws",
             (
-                *STEEP,
+                *fleet,
                 "kv_cache.residency=true",
                 f"load.agents={agents}",
                 f'kv_cache.ws_routing="{policy}"',

@@ -34,12 +34,13 @@ class FleetApproximation(StrEnum):
 E2E_BOUND = 0.02
 """Mean e2e of the queueing network from 0.5 to 1.5 times the saturation population,
 relative (measured: 1.8% low at the saturation population, within 0.6% elsewhere)."""
-RESIDENCY_E2E_BOUND = 0.04
-"""Mean e2e with KV residency and the replicas' own queues, relative (measured: 3.5%, where
-the hit rate of random routing over 4 replicas is 3.2 points low)."""
-HIT_RATE_BOUND = 0.035
-"""The LRU hit rate, absolute (measured: 200 agents from 5 to 120 GB per replica and every
-policy, 98 agents on 4 replicas)."""
+RESIDENCY_E2E_BOUND = 0.06
+"""Mean e2e with KV residency and the replicas' own queues, relative (measured: 5.0% high
+for random routing over 4 replicas at their saturation, 4.2% low under ttl-pin at 60 GB,
+within 1.5% elsewhere)."""
+HIT_RATE_BOUND = 0.025
+"""The LRU hit rate, absolute (measured: 2.3 points low for consistent-hash at 20 GB per
+replica; 200 agents from 5 to 120 GB and every policy, 40 agents on 4 replicas)."""
 PINNED_HIT_RATE_BOUND = 0.065
 """The ttl-pin hit rate, absolute (measured: 6.0 points high at 60 GB per replica, within
 1.7 at 10 and 20 GB)."""
@@ -55,7 +56,8 @@ BOUNDS = {
     FleetApproximation.FLEET_QUEUEING: f"mean e2e within {E2E_BOUND:.0%} of the DES",
     FleetApproximation.FLEET_RESIDENCY: (
         f"hit rate within {_points(HIT_RATE_BOUND)} of the DES under lru, "
-        f"{_points(PINNED_HIT_RATE_BOUND)} under ttl-pin"
+        f"{_points(PINNED_HIT_RATE_BOUND)} under ttl-pin; "
+        f"mean e2e within {RESIDENCY_E2E_BOUND:.0%}"
     ),
     FleetApproximation.REPLICA_QUEUES: f"mean e2e within {RESIDENCY_E2E_BOUND:.0%} of the DES",
     FleetApproximation.RATE_LIMIT: f"mean e2e within {RATE_LIMIT_BOUND:.0%} of the DES",
