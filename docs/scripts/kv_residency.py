@@ -3,8 +3,8 @@ docs/load.md).
 
 The Amdahl curve with residency on (http round-robin, ws affinity) beside the
 simple mode, the re-prefill against history length and prefill speed, the hit
-rate against routing policy and tool gap, Che's approximation against the fleet
-DES, and the capacity ratio against KV memory per replica.
+rate against routing policy and tool gap, and the capacity ratio against KV
+memory per replica.
 
     .venv/bin/python -m docs.scripts.kv_residency
 """
@@ -31,8 +31,7 @@ POLICIES = ("affinity", "consistent-hash", "least-loaded", "random", "round-robi
 GAPS_S = (0.1, 10.0, 120.0, 600.0)
 GAP_ROLLOUTS = 40
 MEMORY_BYTES = (5e9, 1e10, 2e10, 4e10, 1.2e11, 4e11)
-CHE_MEMORY_BYTES = (1.2e11, 3e10, 2e10, 1.5e10, 1e10)
-CHE_AGENTS = 200
+FLEET_AGENTS = 200
 FLEET_WINDOW_S = 200
 TTFT_LIMIT_S = 1.0
 E2E_LIMIT_S = 40.0
@@ -115,7 +114,7 @@ def fleet_hit_rate(policy: str, *overrides: str) -> float:
     s = scenario(
         RESIDENT,
         f'kv_cache.ws_routing="{policy}"',
-        f"load.agents={CHE_AGENTS}",
+        f"load.agents={FLEET_AGENTS}",
         f"load.duration_s={FLEET_WINDOW_S}",
         *overrides,
     )
@@ -129,41 +128,7 @@ def routing() -> str:
         row.append(percent(fleet_hit_rate(policy), 1))
         body.append(row)
     header = ["routing"] + [f"one agent, {gap:g} s tool gap" for gap in GAPS_S]
-    header.append(f"{CHE_AGENTS} agents (ws, preset tools)")
-    return table(header, body)
-
-
-@cache
-def che_row(memory: float) -> tuple[float, float, float]:
-    memory_set = f"inference.kv_memory_bytes={memory!r}"
-    s = scenario(
-        RESIDENT, memory_set, f"load.agents={CHE_AGENTS}", f"load.duration_s={FLEET_WINDOW_S}"
-    )
-    simulated = fleet_hit_rate("affinity", memory_set)
-    (analytic,) = analytic_points(PRESET, [s], Transport.WS)
-    return s.inference.kv_capacity_tokens, simulated, analytic.prefix_cache_hit_rate
-
-
-def che() -> str:
-    body = []
-    for memory in CHE_MEMORY_BYTES:
-        tokens, simulated, analytic = che_row(memory)
-        body.append(
-            [
-                f"{memory / 1e9:g}",
-                f"{tokens / 1e3:,.0f}k",
-                percent(simulated, 1),
-                percent(analytic, 1),
-                f"{(analytic - simulated) * 100:+.1f}",
-            ]
-        )
-    header = [
-        "KV memory per replica (GB)",
-        "KV tokens per replica",
-        "DES hit rate",
-        "Che hit rate",
-        "Che - DES (points)",
-    ]
+    header.append(f"{FLEET_AGENTS} agents (ws, preset tools)")
     return table(header, body)
 
 
@@ -226,25 +191,17 @@ BLOCKS = {
     "amdahl": amdahl,
     "reprefill": reprefill,
     "routing": routing,
-    "che": che,
     "capacity": capacity,
 }
 
 
 def quotes() -> list[Quote]:
     slow, fast = f"inference.decode_tps={30.0!r}", f"inference.decode_tps={4000.0!r}"
-    errors = [che_row(m)[2] - che_row(m)[1] for m in CHE_MEMORY_BYTES]
     return [
         (
             "docs/model/workload.md",
             "with residency on it is {} s at 30 tokens/s and {} s at 4,000 tokens/s",
             (f"{saved_s(slow, RESIDENT):.2f}", f"{saved_s(fast, RESIDENT):.2f}"),
-        ),
-        (
-            "docs/load.md",
-            "Che's approximation is within {} points of the DES with ample memory and "
-            "overestimates by up to {} points",
-            (f"{abs(errors[0]) * 100:.1f}", f"{max(errors) * 100:.1f}"),
         ),
     ]
 

@@ -16,6 +16,8 @@ from sim.analysis.fleet_results import FleetHead, FleetStats, MeanCi, RateLimite
 from sim.analysis.fleet_summary import load_point, overload
 from sim.analysis.metrics import Metric
 from sim.analysis.results import FleetResult, Latency, RunResult, UnmeasuredPoint
+from sim.analytic.agent.expectations import Approximation
+from sim.analytic.fleet.approximations import fleet_flags
 from sim.analytic.fleet.demand import FleetDemand, fleet_demand
 from sim.analytic.fleet.network import closed_curve, open_point
 from sim.analytic.fleet.point import FleetPoint
@@ -120,7 +122,17 @@ def _result(
         reconnects_per_rollout=e.cold_turns,
         prefix_cache_hit_rate=e.prefix_cache_hit_rate,
         fleet=stats,
+        approximations=_approximations(e.approximations, demand, point),
     )
+
+
+def _approximations(
+    agent: tuple[str, ...], demand: FleetDemand, point: FleetPoint
+) -> tuple[str, ...]:
+    """The one-agent engine's flags (its residency replaced by the fleet's) and the fleet's,
+    each of those with its bound."""
+    kept = tuple(flag for flag in agent if flag != Approximation.PREFIX_RESIDENCY)
+    return kept + fleet_flags(demand, point)
 
 
 def _rate_limited(scenario: Scenario, point: FleetPoint, turns: float) -> RateLimited | None:

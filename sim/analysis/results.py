@@ -121,6 +121,8 @@ class RunResult(ResultHead, Generic[F]):
         else:
             head.update(self.fleet.head_json())
             head[Metric.ROLLOUTS] = self.rollouts
+            if self.approximations:
+                head[Metric.APPROXIMATIONS] = list(self.approximations)
         share = self.budget_share
         body: dict[str, Any] = {
             Metric.E2E_S: self.e2e_s.to_json(),

@@ -12,6 +12,7 @@ from sim.analysis.fleet_results import FleetStats
 from sim.analysis.metrics import REDUCTIONS, Metric
 from sim.analysis.results import Comparison, RunResult, UnmeasuredPoint
 from sim.analysis.verdict import verdict
+from sim.analytic.agent.expectations import BOUNDS
 
 
 def print_run(console: Console, result: RunResult[Any] | UnmeasuredPoint) -> None:
@@ -100,10 +101,16 @@ def print_title(console: Console, result: RunResult[Any], prefix: str = "") -> N
     drawn = "" if result.seed is None else f", {result.rollouts} rollouts, seed {result.seed}"
     title = f"{prefix}{result.spec} ({result.engine}{drawn}, scenario {result.scenario_hash})"
     if result.approximations:
-        title += f" [approximate: {', '.join(result.approximations)}]"
+        title += f" [approximate: {', '.join(_bounded(a) for a in result.approximations)}]"
     lines = [title, *(f"  --set {override}" for override in result.overrides)]
     for line in lines:
         console.print(line, soft_wrap=True, markup=False, highlight=False)
+
+
+def _bounded(flag: str) -> str:
+    """A flag with the largest error it was measured to cost (a fleet's flags carry theirs)."""
+    bound = next((text for name, text in BOUNDS.items() if name == flag), None)
+    return flag if bound is None else f"{flag} ({bound})"
 
 
 def _headline(result: RunResult[Any]) -> str:

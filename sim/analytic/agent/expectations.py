@@ -33,6 +33,29 @@ class Approximation(StrEnum):
     """The history's law followed on a grid, each turn's costs at its expected inputs given
     a compaction before it or not (``sim.analytic.agent.context_grid``)."""
 
+    @property
+    def bound(self) -> str:
+        """The largest error measured against the DES (``docs/model/analytic.md``)."""
+        return BOUNDS[self]
+
+
+BOUNDS = {
+    Approximation.CONNECTION_LOSS: "connections per rollout within 1% of the DES",
+    Approximation.ROTATION_GRID: "connections per rollout within 1% of the DES",
+    Approximation.SESSION_CONNECTION: (
+        "connections per rollout within the DES's 95% interval from a 60 s lifetime up, "
+        "6% high at 30 s"
+    ),
+    Approximation.PARALLEL_EXCESS: (
+        "the classifiers' excess within 0.1% when it is over 0.5 s per rollout, "
+        "25% low when it is under 0.1 ms"
+    ),
+    Approximation.PREFIX_RESIDENCY: "hit rate within 1.5 points of the DES (one agent)",
+    Approximation.PARALLEL_TOOLS: "the slowest call's mean within 1e-5 relative",
+    Approximation.COMPACTION: "e2e and compaction time within the DES's 95% interval",
+}
+"""What each flag costs at most, as measured against the DES."""
+
 
 @dataclass(frozen=True)
 class Expectation:

@@ -10,8 +10,11 @@ with b streams), so a hot replica also decodes slower.  By policy:
 - ``least-loaded`` sends each request to the replica with the fewest requests in
   service or waiting: about one pool of R x s slots (the network's station);
 - ``random`` and ``round-robin`` spread requests evenly and blindly: each
-  replica takes 1/R of the visits as a Poisson stream (round-robin's even
-  spacing waits less: this is its upper bound);
+  replica takes 1/R of the visits as a Poisson stream; round-robin's even
+  spacing makes a replica's arrivals every R-th of them (squared coefficient of
+  variation 1/R), so its wait is random's times (1/R + 1) / 2, the
+  Allen-Cunneen ratio at exponential service (measured against the DES on 4
+  replicas at their saturation: 157 ms per turn against the DES's 156);
 - ``affinity`` and ``consistent-hash`` bind sessions to replicas: each replica
   is a closed queue of the n sessions bound to it (the machine-repair model),
   each thinking for the rest of its cycle; affinity spreads the live sessions
@@ -98,7 +101,7 @@ def visit_s(
     """(time per visit at inference, of which waiting) of a fleet with ``live`` sessions
     in a rollout on average, each thinking ``think_s`` between its ``turns`` visits."""
     if routing not in _BOUND:
-        return replica.open(visits_per_s / replicas)
+        return _spaced(routing, replicas, *replica.open(visits_per_s / replicas))
     if routing is Routing.AFFINITY:
         low, share = divmod(live / replicas, 1.0)
         counts = np.array([int(low), int(low) + 1])
@@ -148,7 +151,9 @@ def queued_cycle_s(
     inference.  A fixed point on the throughput."""
     if routing not in _BOUND:
         away_s = max(rest_s / turns, 1e-12)
-        at_s, waiting_s = random_closed(replica, replicas, agents, away_s)
+        at_s, waiting_s = _spaced(
+            routing, replicas, *random_closed(replica, replicas, agents, away_s)
+        )
         return rest_s + at_s * turns, at_s, waiting_s
     at_s = replica.prefill_s + replica.decode_s
     waiting_s = 0.0
@@ -166,6 +171,15 @@ def queued_cycle_s(
             break
         at_s = 0.5 * (at_s + updated)
     return rest_s + at_s * turns, at_s, waiting_s
+
+
+def _spaced(routing: Routing, replicas: int, at_s: float, waiting_s: float) -> tuple[float, float]:
+    """(time per visit, of which waiting) of random routing, or of round-robin's evenly
+    spaced arrivals: the wait times (1/R + 1) / 2 (Allen-Cunneen, exponential service)."""
+    if routing is not Routing.ROUND_ROBIN:
+        return at_s, waiting_s
+    spaced_s = waiting_s * (1.0 / replicas + 1.0) / 2.0
+    return at_s - waiting_s + spaced_s, spaced_s
 
 
 def random_closed(
