@@ -29,7 +29,7 @@ BLOCK_BYTES_PER_TURN = 1_600
 """A drawn block's per-turn arrays: draws, work and costs of both variants (measured 1,260
 on codex-spark over WebSocket)."""
 IN_FLIGHT_BYTES = 4_096
-"""A fleet rollout under way: its SimPy process, its connection and its events."""
+"""A fleet rollout under way: its process on the event queue, its connection and its events."""
 _ROW_WIDTHS = {"stage_s": len(STAGES), "pool_wait_s": len(POOLS), "turn_ttft_s": 0}
 RECORD_NUMBERS_PER_ROLLOUT = sum(
     _ROW_WIDTHS.get(name, 1)
