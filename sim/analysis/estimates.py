@@ -9,9 +9,11 @@ cap.  The constants are the engines' measured costs with a margin above them
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
+from models.distributions import Distribution
 from models.errors import ScenarioError
 from models.limits import MEMORY, ROLLOUT_TURNS, TURNS, Cap
 from models.scenario import Scenario
@@ -149,7 +151,13 @@ def check_fleet(what: str, scenario: Scenario, transport: Transport) -> Need:
 
 def longest_rollout_turns(scenario: Scenario) -> int:
     """Turns of the longest rollout the tool-call distribution allows."""
-    values, probability = scenario.workload.tool_calls_per_rollout.support()
+    return _longest_rollout_turns(scenario.workload.tool_calls_per_rollout)
+
+
+@functools.lru_cache(maxsize=1024)
+def _longest_rollout_turns(tool_calls: Distribution) -> int:
+    # Kept per distribution: a sweep asks for each point, and most share the base's.
+    values, probability = tool_calls.support()
     return rollout_turns(int(values[probability > 0].max()))
 
 
