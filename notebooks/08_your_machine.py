@@ -140,13 +140,13 @@ print(f"the live run measured {measured_reduction:.1%}")
 
 # %% tags=["answer"]
 ANSWER = """
-With the reference profile the model predicts that WebSocket mode saves 0.5% of a
-rollout against stored HTTP and 81.8% against http-full; decode is 41.4% of a
+With the reference profile the model predicts that WebSocket mode saves 1.4% of a
+rollout against stored HTTP and 78.5% against http-full; decode is 41.1% of a
 WebSocket rollout. Against stored HTTP the transports differ only by the API's own
 work (the store's reload, the history validated and rendered again, routing), a few
 tens of milliseconds a turn beside seconds of decode and prefill; the profile was
-measured on a loaded machine, where every stage of the model is slower and the share
-of the API's work smaller still. Against http-full the server has no state, so it
+measured with the machine nearly idle, and on a loaded one every stage of the model is
+slower and the share of the API's work smaller still. Against http-full the server has no state, so it
 prefills the whole history on every turn: the saving is prefill's, not the API's.
 """
 lessons.stated(

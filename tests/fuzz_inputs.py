@@ -15,9 +15,10 @@ from typing import Any
 import tomli_w
 from hypothesis import strategies as st
 
+from models.assignments import set_path
 from models.distributions import KINDS
 from models.errors import ScenarioError
-from models.loading import raw_scenario, set_path
+from models.loading import raw_scenario
 
 PRESET = "codex-spark"
 FLOATS = st.one_of(

@@ -61,9 +61,10 @@ import numpy as np
 import pytest
 from support import scenario
 
-from models.costs import Work, stage_costs
+from models.costs import stage_costs
 from models.scenario import Scenario
 from models.stages import STAGES, Stage
+from models.work import Work
 
 MS = 1e-3
 

@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from models.loading import load_scenario
 from models.stages import STAGES, Stage
-from sim.dashboard import charts, data, downloads
+from sim.dashboard import charts, data, downloads, load_charts
 from sim.dashboard.slopes import SLOPE_CALLS, local_slope, slopes
 from sim.sweep.execute import run_sweep
 from sim.sweep.sweepfile import load_sweep
@@ -65,8 +65,11 @@ def every_chart() -> dict[str, Any]:
                 strict=True,
             )
         ),
-        **dict(zip(("load-e2e", "load-ttft"), charts.latency_charts(latency), strict=True)),
-        **{f"load-{pool}": chart for pool, chart in charts.utilization_charts(utilization).items()},
+        **dict(zip(("load-e2e", "load-ttft"), load_charts.latency_charts(latency), strict=True)),
+        **{
+            f"load-{pool}": chart
+            for pool, chart in load_charts.utilization_charts(utilization).items()
+        },
     }
 
 

@@ -88,7 +88,7 @@ def test_help_lists_each_lazy_command_as_its_own_help_would() -> None:
 
     import click
 
-    from sim.cli.app import LAZY_COMMANDS
+    from sim.cli.lazy_group import LAZY_COMMANDS
 
     for name, (module, attribute, first_paragraph) in LAZY_COMMANDS.items():
         command = getattr(importlib.import_module(module), attribute)

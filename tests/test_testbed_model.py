@@ -13,9 +13,9 @@ from sim.analytic.agent.engine import expect
 from sim.des.draws import draw_turns
 from sim.des.runners import simulate
 from sim.testbed.agent import Prompt
-from sim.testbed.emulator import SERVER_PHASES
 from sim.testbed.protocol import padded, text_of, tokens_in, tools_text
 from sim.testbed.script import Script
+from sim.testbed.server_phases import SERVER_PHASES
 from sim.testbed.timescale import factor_of, scale_time
 from sim.testbed.work import Processed, Source, request_work
 from sim.turn.transports import Transport, turn_work

@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 
 from docs.scripts.markdown import Quote, table
-from models.costs import TurnCosts, Work, stage_costs
+from models.costs import TurnCosts, stage_costs
 from models.loading import load_scenario
 from models.stages import STAGES, Stage
+from models.work import Work
 from sim.analytic.agent.columns import column_form
 from sim.analytic.agent.expected_draws import expected_draws
 from sim.analytic.agent.layout import expected_turns

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import click
 
+from models.assignments import parse_assignment
 from models.errors import ScenarioError
-from models.loading import parse_assignment, validate
+from models.loading import validate
 from sim.analysis.estimates import check_run
 from sim.analysis.run import Engine
 from sim.analysis.workers_need import worker_share

@@ -18,7 +18,7 @@ import altair as alt
 import pandas as pd
 
 from models.published import DECODE_MARKS
-from models.stages import POOLS, STAGES
+from models.stages import STAGES
 from sim.dashboard.knobs import DECODE, DECODE_MARKS_TPS
 
 Chart = alt.Chart | alt.LayerChart | alt.FacetChart | alt.HConcatChart
@@ -42,9 +42,9 @@ _LEGEND_COLUMNS = 2
 _LEGEND_ROW_PX = 24
 _AXIS_PX = 70
 _AMDAHL_PX = 420
-_PANEL_PX = 320
+PANEL_PX = 320
+"""Height of a panel of curves."""
 _PADDING_PX = {"top": 8, "left": 5, "right": 5, "bottom": 5}
-_UTILIZATION_PX = 220
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class Figure:
 def _stage_figure(chart: Chart, frame: pd.DataFrame, plot_px: int) -> Figure:
     """Charts with a stage legend below the plot need their full height given to the page."""
     legend_rows = math.ceil(frame["stage"].nunique() / _LEGEND_COLUMNS)
-    return Figure(_readable(chart), plot_px + _AXIS_PX + legend_rows * _LEGEND_ROW_PX + 20)
+    return Figure(readable(chart), plot_px + _AXIS_PX + legend_rows * _LEGEND_ROW_PX + 20)
 
 
 def budget_chart(frame: pd.DataFrame) -> Figure:
@@ -134,7 +134,7 @@ def amdahl_chart(curve: pd.DataFrame, current: pd.DataFrame, baseline: str) -> a
         title=f"end-to-end time saved vs {baseline}",
         scale=alt.Scale(domainMin=0),
     )
-    colour = _transport_colour(curve["transport"])
+    colour = transport_colour(curve["transport"])
     lines = alt.Chart(curve).mark_line(strokeWidth=3).encode(x=x, y=y, color=colour)
     marks = pd.DataFrame(
         {"decode_tps": list(DECODE_MARKS_TPS), "label": [_mark_label(v) for v in DECODE_MARKS_TPS]}
@@ -169,7 +169,7 @@ def amdahl_chart(curve: pd.DataFrame, current: pd.DataFrame, baseline: str) -> a
         .encode(x=x, y=y, text="label:N")
     )
     chart = (rules + rule_text + lines + dot + dot_text).properties(height=_AMDAHL_PX)
-    return _readable(chart)
+    return readable(chart)
 
 
 def scaling_charts(
@@ -177,7 +177,7 @@ def scaling_charts(
 ) -> tuple[alt.LayerChart | alt.FacetChart, ...]:
     """API work and end-to-end time against tool calls per rollout, one line per transport:
     two charts, each as wide as its place on the page."""
-    colour = _transport_colour(frame["transport"])
+    colour = transport_colour(frame["transport"])
     x = alt.X("tool_calls:Q", title="tool calls per rollout")
     here = pd.DataFrame({"tool_calls": [tool_calls]})
 
@@ -193,91 +193,12 @@ def scaling_charts(
             )
         )
         rule = alt.Chart(here).mark_rule(strokeDash=[6, 4], color="#666").encode(x=x)
-        return _readable((rule + lines).properties(height=_PANEL_PX))
+        return readable((rule + lines).properties(height=PANEL_PX))
 
     return (
         panel("api_cpu_s", "API work per rollout (s)"),
         panel("e2e_s", "end-to-end per rollout (s)"),
     )
-
-
-LATENCY_NOTE = "thin: analytic mean; with points: simulated mean (solid) and p95 (dashed)"
-"""How to read the load view's latency charts (a caption: a chart title does not wrap)."""
-
-
-def latency_charts(frame: pd.DataFrame) -> tuple[alt.LayerChart | alt.FacetChart, ...]:
-    """End-to-end time and TTFT against agents per transport: the analytic mean as a thin
-    line, simulated means (solid) and p95 (dashed) with points; two charts."""
-    colour = _transport_colour(frame["transport"])
-    x = alt.X("agents:Q", title="concurrent agents")
-    dash = alt.StrokeDash(
-        "statistic:N",
-        scale=alt.Scale(domain=["mean", "p95"], range=[[1, 0], [6, 4]]),
-        legend=None,
-    )
-    analytic = frame[frame["source"] == "analytic"]
-    simulated = frame[frame["source"] == "simulation"]
-
-    def panel(field: str, title: str) -> alt.LayerChart | alt.FacetChart:
-        tooltip = ["transport:N", "source:N", "agents:Q", "statistic:N", f"{field}:Q"]
-        y = alt.Y(f"{field}:Q", title=title)
-        model = (
-            alt.Chart(analytic)
-            .mark_line(strokeWidth=2, opacity=0.7)
-            .encode(x=x, y=y, color=colour, tooltip=tooltip)
-        )
-        layers = [model]
-        if len(simulated):
-            layers.append(
-                alt.Chart(simulated)
-                .mark_line(point=True, strokeWidth=3)
-                .encode(x=x, y=y, color=colour, strokeDash=dash, tooltip=tooltip)
-            )
-        return _readable(alt.layer(*layers).properties(height=_PANEL_PX))
-
-    return (
-        panel("e2e_s", "end-to-end per rollout (s)"),
-        panel("ttft_ms", "TTFT per turn (ms)"),
-    )
-
-
-def utilization_charts(frame: pd.DataFrame) -> dict[str, alt.LayerChart | alt.FacetChart]:
-    """Utilization of each contended pool against agents, one chart per pool (titled with
-    it), by pool: analytic lines, simulated points."""
-    present = set(frame["pool"])
-    return {
-        pool.value: _utilization_chart(frame[frame["pool"] == pool.value], pool.value)
-        for pool in POOLS
-        if pool.value in present
-    }
-
-
-def _utilization_chart(frame: pd.DataFrame, pool: str) -> alt.LayerChart | alt.FacetChart:
-    base = alt.Chart(frame).encode(
-        x=alt.X("agents:Q", title="concurrent agents"),
-        y=alt.Y(
-            "utilization:Q",
-            title="utilization",
-            axis=alt.Axis(format="%"),
-            scale=alt.Scale(domain=[0, 1]),
-        ),
-        color=_transport_colour(frame["transport"]),
-        tooltip=[
-            "transport:N",
-            "source:N",
-            "pool:N",
-            "agents:Q",
-            alt.Tooltip("utilization:Q", format=".0%"),
-        ],
-    )
-    model = base.mark_line(strokeWidth=2, opacity=0.7).transform_filter(
-        alt.datum.source == "analytic"
-    )
-    simulated = base.mark_point(size=90, filled=True).transform_filter(
-        alt.datum.source == "simulation"
-    )
-    chart = alt.layer(model, simulated).properties(height=_UTILIZATION_PX, title=f"{pool} pool")
-    return _readable(chart)
 
 
 def _stage_colour(frame: pd.DataFrame) -> alt.Color:
@@ -290,7 +211,7 @@ def _stage_colour(frame: pd.DataFrame) -> alt.Color:
     return alt.Color("stage_label:N", scale=scale, legend=legend, sort=None)
 
 
-def _transport_colour(transports: Iterable[str]) -> alt.Color:
+def transport_colour(transports: Iterable[str]) -> alt.Color:
     names = list(dict.fromkeys(transports))
     scale = alt.Scale(domain=names, range=[TRANSPORT_COLOURS[name] for name in names])
     # Above the plot: a legend beside it takes width a narrow screen does not have.
@@ -310,7 +231,7 @@ def _mark_label(tps: float) -> str:
     return f"{tps:,.0f}: {DECODE_MARKS[tps]}"
 
 
-def _readable(chart: TopLevel) -> TopLevel:
+def readable(chart: TopLevel) -> TopLevel:
     """Fonts big enough for the back of a room, and room around the plot for the ascent of a
     legend title above it (without padding the page clips its top)."""
     return (

@@ -16,7 +16,8 @@ from typing import Any
 from annotated_types import Ge, Le
 from pydantic import BaseModel
 
-from models.loading import set_path, validate
+from models.assignments import set_path
+from models.loading import validate
 from models.scenario import Scenario
 from models.text_input import parse_json
 from sim.analysis.estimates import check_rollout_length

@@ -11,7 +11,7 @@ from models.errors import ScenarioError
 from models.scenario import Scenario
 from sim.analysis.load_curve import check_points
 from sim.capacity.objectives import Slo, SloMetric, with_agents
-from sim.dashboard import charts, downloads
+from sim.dashboard import downloads, load_charts
 from sim.dashboard import load as fleet
 from sim.dashboard.cache import (
     fleet_capacity,
@@ -63,11 +63,11 @@ def load_view(scenario: Scenario, transports: tuple[Transport, ...]) -> None:
         latency = pd.concat([latency, fleet.latency_frame(points)], ignore_index=True)
         utilization = pd.concat([utilization, fleet.utilization_frame(points)], ignore_index=True)
     name = scenario.name
-    st.caption(charts.LATENCY_NOTE)
-    e2e, ttft = charts.latency_charts(latency)
+    st.caption(load_charts.LATENCY_NOTE)
+    e2e, ttft = load_charts.latency_charts(latency)
     show_chart(e2e, f"{name}-load-e2e", "the fleet end-to-end chart")
     show_chart(ttft, f"{name}-load-ttft", "the fleet TTFT chart")
-    pools = list(charts.utilization_charts(utilization).items())
+    pools = list(load_charts.utilization_charts(utilization).items())
     for first in range(0, len(pools), UTILIZATION_COLUMNS):
         row = pools[first : first + UTILIZATION_COLUMNS]
         for column, (pool, chart) in zip(st.columns(UTILIZATION_COLUMNS), row, strict=False):

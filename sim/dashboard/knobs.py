@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from models.assignments import set_path
 from models.hardware import hardware_registry
-from models.loading import set_path
 from models.published import DECODE_MARKS
 from models.scenario import Scenario
 from sim.dashboard.fields import field_spec, validated

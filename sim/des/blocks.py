@@ -13,9 +13,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from models.costs import TurnCosts, Work, stage_costs
+from models.costs import TurnCosts, stage_costs
 from models.scenario import Scenario
 from models.stages import POOLS, STAGE_COLUMN, STAGES, Stage
+from models.work import Work
 from sim.des.draws import draw_turns
 from sim.des.streams import BLOCK_ROLLOUTS
 from sim.turn.phases import FIRST_TOKEN_WAITS, WAIT_PHASES, WAIT_POOLS, Segments

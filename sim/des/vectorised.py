@@ -28,9 +28,10 @@ from dataclasses import fields
 
 import numpy as np
 
-from models.costs import TurnCosts, Work, stage_costs
+from models.costs import TurnCosts, stage_costs
 from models.scenario import Scenario
 from models.stages import STAGES, Stage
+from models.work import Work
 from sim.des.blocks import RanTurns, sum_rollouts
 from sim.des.draws import draw_turns
 from sim.des.streams import Draw, stream

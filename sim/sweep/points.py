@@ -8,8 +8,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from models.assignments import set_path
 from models.errors import ScenarioError
-from models.loading import set_path, validate
+from models.loading import validate
 from models.scenario import Scenario
 from models.scenario_hash import HashAgainstBase, scenario_hash
 

@@ -13,8 +13,9 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
+from models.assignments import parse_assignment, set_path
 from models.errors import ScenarioError, one_line
-from models.loading import parse_assignment, raw_scenario, set_path, validate
+from models.loading import raw_scenario, validate
 from models.strict import Int
 from models.text_input import parse_toml, read_text
 from sim.analysis.run import Engine

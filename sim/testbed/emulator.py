@@ -33,29 +33,13 @@ from sim.testbed.log import RequestLog
 from sim.testbed.pools import PoolBank
 from sim.testbed.protocol import ApiError, Event
 from sim.testbed.script import Script
+from sim.testbed.server_phases import SERVER_PHASES, held_stage_s
 from sim.testbed.state import ConnectionCache, ResponseState, ResponseStore
-from sim.testbed.stream import OutputStream
+from sim.testbed.stream import DELTA_INTERVAL_S, MAX_DELTAS, OutputStream
 from sim.testbed.work import failed_lookup_work, prefix_reuse, request_work
-from sim.turn.phases import BATCHED, JOINED_SIDES, PHASES, Phase, holds_inner
+from sim.turn.phases import BATCHED, Phase, holds_inner
 
 Emit = Callable[[Event], Awaitable[None]]
-
-_SERVER_GROUPS = {"api", "safety", "inference"}
-_CLIENTS_OWN = {Stage.COMPACT}
-"""Server-side work the client asks for as a request of its own: a compaction request is
-not a phase of the turn's request (the testbed's scenarios do not compact)."""
-SERVER_PHASES: tuple[Phase, ...] = tuple(
-    p
-    for p in PHASES
-    if any(s.group.value in _SERVER_GROUPS and s not in _CLIENTS_OWN for s in p.stages)
-)
-"""The phases the server runs (the client builds, connects, uploads and downloads itself)."""
-
-DELTA_INTERVAL_S = 0.002
-"""Shortest wall time between two output deltas while decoding."""
-MAX_DELTAS = 8
-"""Output deltas of one response at most: the output streams in that many even chunks
-(a delta a token would cost the client more parsing than the model charges anyone)."""
 
 
 class Emulator:
@@ -119,7 +103,7 @@ class Emulator:
         work = request_work(self.scenario, p.processed)
         costs = stage_costs(self.scenario, work)
         stage_s = {stage: float(seconds[0]) for stage, seconds in costs.stage_s.items()}
-        held_s_of = _held_stage_s(costs, stage_s)
+        held_s_of = held_stage_s(costs, stage_s)
         parallel_s = float(costs.side_s(Side.PARALLEL_SAFETY)[0])
         reuse = prefix_reuse(self.scenario, p.processed)
         output = OutputStream(p, self.scenario.network.bytes_per_token, emit, reuse)
@@ -313,14 +297,3 @@ class Emulator:
         task = asyncio.create_task(post())
         self.background.add(task)
         task.add_done_callback(self.background.discard)
-
-
-def _held_stage_s(costs: Any, stage_s: dict[Stage, float]) -> dict[Stage, float]:
-    """Seconds each stage holds its phase's pool: a joined side holding's overrun (the
-    parallel classifiers outlasting prefill) is waited for at the join, not held."""
-    held = dict(stage_s)
-    for side in JOINED_SIDES:
-        info = side.info
-        overrun = max(0.0, float(costs.side_s(side)[0]) - sum(stage_s[s] for s in info.alongside))
-        held[info.stage] = max(0.0, stage_s[info.stage] - overrun)
-    return held

@@ -29,6 +29,13 @@ from sim.testbed.state import ResponseState
 _ARGUMENT_KEY = "input"
 
 
+DELTA_INTERVAL_S = 0.002
+"""Shortest wall time between two output deltas while decoding."""
+MAX_DELTAS = 8
+"""Output deltas of one response at most: the output streams in that many even chunks
+(a delta a token would cost the client more parsing than the model charges anyone)."""
+
+
 class OutputStream:
     """Builds and sends the events of one response; knows its output items and state."""
 

@@ -14,8 +14,8 @@ from enum import StrEnum
 
 import numpy as np
 
-from models.costs import Work
 from models.scenario import Scenario
+from models.work import Work
 
 
 class Source(StrEnum):

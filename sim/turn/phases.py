@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models.costs import TurnCosts, Work, total
+from models.costs import TurnCosts, total
 from models.stages import SIDES, STAGES, Pool, Side, Stage
+from models.work import Work
 
 
 @dataclass(frozen=True)

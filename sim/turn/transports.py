@@ -16,8 +16,8 @@ from enum import StrEnum
 
 import numpy as np
 
-from models.costs import Work
 from models.scenario import Scenario
+from models.work import Work
 from sim.turn.compaction import compaction_turns
 from sim.turn.turns import Turns
 

@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from models.costs import TurnCosts, Work, stage_costs
+from models.costs import TurnCosts, stage_costs
 from models.stages import STAGE_COLUMN, STAGES, Stage
+from models.work import Work
 from sim.analytic.agent.connection_loss import ColdTurns, keep_alive, websocket
 from sim.analytic.agent.context_grid import ContextLaw, context_law
 from sim.analytic.agent.expected_draws import ExpectedDraws, expected_draws

@@ -21,9 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from models.costs import TurnCosts, Work, stage_costs
+from models.costs import TurnCosts, stage_costs
 from models.scenario import Scenario
 from models.stages import STAGE_COLUMN, STAGES, Stage
+from models.work import Work
 from sim.analytic.agent.columns import column_form, take_points
 from sim.analytic.agent.compacting import compacting_sums
 from sim.analytic.agent.connection_loss import ColdTurns, keep_alive, websocket

@@ -24,8 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from models.costs import Work, parallel_margin_s
+from models.costs import parallel_margin_s
 from models.distributions import lognormal_nodes, over_nodes
+from models.work import Work
 from sim.analytic.agent.expected_draws import ExpectedDraws
 from sim.analytic.agent.layout import PROBE_TURN, STEP_TOKENS, TOKEN_PROBES, TurnCount
 
