@@ -1,10 +1,12 @@
-"""Count the SimPy events a run processes, without slowing the timed runs.
+"""Count the events a run processes, without slowing the timed runs.
 
 Counting is a separate, untimed pass: while ``counted_events`` is active,
 ``simpy.Environment`` is replaced by a subclass whose ``step`` (one processed
 event) adds to a tally, the monitoring hook SimPy's documentation describes.
-The engine and the skeletons both build their environments as
-``simpy.Environment()``, so one method counts both.
+The skeletons build their environments as ``simpy.Environment()``; the engine
+runs on its own event queue, which processes the same events as SimPy
+(``tests/test_kernel.py``), so while counting it runs on the counting subclass
+too, and one method counts both.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from dataclasses import dataclass
 from unittest import mock
 
 import simpy
+
+from sim.des import engine
 
 
 @dataclass
@@ -39,7 +43,10 @@ def counted_events() -> Iterator[EventTally]:
             super().step()
             tally.events += 1
 
-    with mock.patch.object(simpy, "Environment", CountingEnvironment):
+    with (
+        mock.patch.object(simpy, "Environment", CountingEnvironment),
+        mock.patch.object(engine, "Environment", CountingEnvironment),
+    ):
         yield tally
     if tally.environments == 0:
         raise RuntimeError("no simpy.Environment was created while counting events")

@@ -26,6 +26,7 @@ from models.loading import load_scenario
 from models.scenario import Scenario
 from models.stages import STAGES, Stage
 from sim.analytic.agent.engine import expect
+from sim.des import engine as des_engine
 from sim.des.runners import simulate_fleet
 from sim.turn.transports import Transport
 
@@ -51,7 +52,8 @@ def one_rollout_each(agents: int) -> Scenario:
 
 @contextmanager
 def counting_events() -> Iterator[list[int]]:
-    """Count every event SimPy schedules while the block runs."""
+    """Count every event SimPy schedules while the block runs; the engine runs on SimPy's
+    queue meanwhile (its own queue schedules the same events)."""
     counter = [0]
     original = simpy.Environment.schedule
 
@@ -60,10 +62,13 @@ def counting_events() -> Iterator[list[int]]:
         original(self, event, priority, delay)
 
     simpy.Environment.schedule = schedule
+    own_queue = des_engine.Environment
+    des_engine.Environment = simpy.Environment  # type: ignore[misc,assignment]
     try:
         yield counter
     finally:
         simpy.Environment.schedule = original
+        des_engine.Environment = own_queue  # type: ignore[misc]
 
 
 def run_engine(scenario: Scenario, transport: Transport) -> int:

@@ -15,7 +15,8 @@ child process) next to its baseline in the same run, and reported as a ratio:
    (500 rollouts) against a bare interpreter importing numpy.
 4. The fleet DES over WebSocket at 100, 400 and 1,600 agents, each running one
    31-turn rollout staggered over 30 s (``benchmarks.fleet``'s load), turns per
-   CPU-second against the 100-agent figure (how the cost per turn grows).
+   CPU-second against the 100-agent figure (how the cost per turn grows) and
+   against the same engine on ``simpy.Environment`` (the same events, bit for bit).
 
 Rounds are interleaved (each round runs every model once) and the best round of
 each is kept, so a burst of load elsewhere hits every model alike.
@@ -187,19 +188,44 @@ def start_up(repeats: int) -> dict[str, Any]:
     }
 
 
+def on_simpy(run: Callable[[], object]) -> Callable[[], object]:
+    """``run`` with the engine on ``simpy.Environment`` instead of its own event queue."""
+    import simpy
+
+    from sim.des import engine
+
+    def patched() -> object:
+        own = engine.Environment
+        engine.Environment = simpy.Environment  # type: ignore[misc,assignment]
+        try:
+            return run()
+        finally:
+            engine.Environment = own  # type: ignore[misc]
+
+    return patched
+
+
 def fleet(sizes: Sequence[int], repeats: int) -> dict[str, Any]:
+    """The engine on its own event queue, and on SimPy's (the same events, bit for bit)."""
     from benchmarks.fleet import one_rollout_each, run_engine
 
-    rates = {}
+    rates, on_simpy_rates = {}, {}
     for agents in sizes:
         scenario = one_rollout_each(agents)
         turns = run_engine(scenario, Transport.WS)
-        [seconds] = best_cpu_s([lambda s=scenario: run_engine(s, Transport.WS)], repeats)
+
+        def run(s: Any = scenario) -> int:
+            return run_engine(s, Transport.WS)
+
+        seconds, simpy_seconds = best_cpu_s([run, on_simpy(run)], repeats)
         rates[str(agents)] = turns / seconds
+        on_simpy_rates[str(agents)] = turns / simpy_seconds
     smallest = rates[str(sizes[0])]
     return {
         "transport": Transport.WS.value,
         "turns_per_cpu_s": rates,
+        "on_simpy_turns_per_cpu_s": on_simpy_rates,
+        "over_simpy": {agents: rate / on_simpy_rates[agents] for agents, rate in rates.items()},
         "over_smallest": {agents: rate / smallest for agents, rate in rates.items()},
     }
 
@@ -207,6 +233,7 @@ def fleet(sizes: Sequence[int], repeats: int) -> dict[str, Any]:
 def report(results: dict[str, Any]) -> str:
     one, sw, up = results["single_agent"], results["sweep"], results["start_up"]
     rate = one["turns_per_cpu_s"]
+    on_simpy = results["fleet"]["on_simpy_turns_per_cpu_s"]
     lines = [
         f"load average {results['load_average_before']:.1f} -> {results['load_average_after']:.1f}"
         f" on {os.cpu_count()} CPUs",
@@ -221,9 +248,9 @@ def report(results: dict[str, Any]) -> str:
         f"({sw['sweep_over_engine']:.2f} of the engine)",
         "start-up, CPU seconds:",
         *[f"  {name:24s} {value:.3f}" for name, value in up.items() if name.endswith("cpu_s")],
-        "fleet DES over ws, turns per CPU-second:",
+        "fleet DES over ws, turns per CPU-second (on SimPy's event queue):",
         *[
-            f"  {agents:>5s} agents {rate:>10,.0f}"
+            f"  {agents:>5s} agents {rate:>10,.0f} ({on_simpy[agents]:,.0f})"
             for agents, rate in results["fleet"]["turns_per_cpu_s"].items()
         ],
     ]

@@ -85,3 +85,15 @@ def test_capacity_benchmark_reports_its_answers_and_times() -> None:
     answer = run["answers"]["http"]
     assert answer["capacity_agents"] >= 1
     assert answer["probes"] >= 2 and answer["replications"] >= 2 * answer["probes"]
+
+
+def test_fleet_speed_is_measured_against_the_same_engine_on_simpy() -> None:
+    """The fleet figure and its baseline in the same run: structure only; the engine's queue
+    is its own again afterwards."""
+    from benchmarks.waits import fleet
+    from sim.des import engine, kernel
+
+    found = fleet((4,), 1)
+    assert found["turns_per_cpu_s"].keys() == found["on_simpy_turns_per_cpu_s"].keys() == {"4"}
+    assert all(math.isfinite(r) and r > 0 for r in found["over_simpy"].values())
+    assert engine.Environment is kernel.Environment

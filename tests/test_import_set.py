@@ -23,9 +23,11 @@ HEAVY = frozenset(
 """Packages that cost a large share of a second or more to import."""
 
 
-def imported_after(code: str) -> set[str]:
-    """Top-level packages in ``sys.modules`` after running ``code`` in a new interpreter."""
-    listing = "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+def imported_after(code: str, whole: bool = False) -> set[str]:
+    """Top-level packages (``whole``: every module) in ``sys.modules`` after running ``code``
+    in a new interpreter."""
+    name = "m" if whole else "m.split('.')[0]"
+    listing = f"print(json.dumps(sorted({{{name} for m in sys.modules}})))"
     probe = f"{code}\nimport json, sys\n{listing}"
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
@@ -48,6 +50,15 @@ def cli(*args: str) -> str:
 )
 def test_quick_commands_import_no_heavy_package(args: list[str]) -> None:
     assert imported_after(cli(*args)) & HEAVY == set()
+
+
+def test_a_bad_source_is_refused_before_the_engines_load() -> None:
+    """``run`` checks the spec, the engine and the source first, so an unknown preset's
+    one-line error loads neither engine nor the summaries."""
+    loaded = imported_after(cli("run", "no-such-preset:ws"), whole=True)
+    engines = {"sim.analytic.agent.engine", "sim.des.runners", "sim.analysis.summary"}
+    assert "models.loading" in loaded
+    assert loaded & engines == set()
 
 
 def test_one_agent_run_imports_no_heavy_package() -> None:

@@ -12,8 +12,9 @@ import pytest
 from models import scenario as scenario_module
 from models.errors import ScenarioError
 from models.hardware import hardware_profiles
+from sim.sweep.design import expand
 from sim.sweep.execute import run_sweep
-from sim.sweep.fingerprint import CHUNK_KEY, RUNS_KEY, resolve
+from sim.sweep.fingerprint import CHUNK_KEY, RUNS_KEY, point_hash, resolve
 from sim.sweep.store import read_results
 from sim.sweep.sweepfile import load_sweep
 
@@ -63,6 +64,20 @@ def test_the_fingerprint_follows_every_point_and_only_what_changes_a_point(
         i for i, (a, b) in enumerate(zip(before.hashes, after.hashes, strict=True)) if a != b
     ]
     assert changed == [2]
+
+
+@pytest.mark.parametrize("name", ["hardware", "tornado"])
+def test_the_fingerprint_hashes_each_point_validated_whole(name: str, tmp_path: Path) -> None:
+    """``resolve`` validates points against the base (the cheap way); every hash, refused
+    points' included, is the hash of the point validated whole."""
+    if name == "hardware":
+        source = tmp_path / "hardware.toml"
+        source.write_text(HARDWARE_AXIS)
+    else:
+        source = Path("sweeps") / f"{name}.toml"
+    sweep = load_sweep(source)
+    whole = [point_hash(sweep.base_raw, point) for point in expand(sweep.file)]
+    assert resolve(sweep, "1").hashes.tolist() == whole
 
 
 def test_each_part_records_its_chunk_and_the_hashes_its_rows_report(tmp_path: Path) -> None:

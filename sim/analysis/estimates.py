@@ -9,9 +9,11 @@ cap.  The constants are the engines' measured costs with a margin above them
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
+from models.distributions import Distribution
 from models.errors import ScenarioError
 from models.limits import MEMORY, ROLLOUT_TURNS, TURNS, Cap
 from models.scenario import Scenario
@@ -29,7 +31,7 @@ BLOCK_BYTES_PER_TURN = 1_600
 """A drawn block's per-turn arrays: draws, work and costs of both variants (measured 1,260
 on codex-spark over WebSocket)."""
 IN_FLIGHT_BYTES = 4_096
-"""A fleet rollout under way: its SimPy process, its connection and its events."""
+"""A fleet rollout under way: its process on the event queue, its connection and its events."""
 _ROW_WIDTHS = {"stage_s": len(STAGES), "pool_wait_s": len(POOLS), "turn_ttft_s": 0}
 RECORD_NUMBERS_PER_ROLLOUT = sum(
     _ROW_WIDTHS.get(name, 1)
@@ -149,7 +151,13 @@ def check_fleet(what: str, scenario: Scenario, transport: Transport) -> Need:
 
 def longest_rollout_turns(scenario: Scenario) -> int:
     """Turns of the longest rollout the tool-call distribution allows."""
-    values, probability = scenario.workload.tool_calls_per_rollout.support()
+    return _longest_rollout_turns(scenario.workload.tool_calls_per_rollout)
+
+
+@functools.lru_cache(maxsize=1024)
+def _longest_rollout_turns(tool_calls: Distribution) -> int:
+    # Kept per distribution: a sweep asks for each point, and most share the base's.
+    values, probability = tool_calls.support()
     return rollout_turns(int(values[probability > 0].max()))
 
 

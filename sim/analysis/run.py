@@ -3,58 +3,24 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
 from models.errors import ScenarioError
 from models.loading import load_scenario
 from models.scenario import Scenario
 from sim.analysis.estimates import check_run
 from sim.analysis.fleet_summary import run_fleet
+from sim.analysis.spec import Engine as Engine
+from sim.analysis.spec import Spec as Spec
+from sim.analysis.spec import parse_engine as parse_engine
+from sim.analysis.spec import parse_spec as parse_spec
 from sim.analytic.agent.engine import expect
 from sim.analytic.agent.expectations import Expectation
 from sim.des.replication import Replication
 from sim.des.runners import Progress, simulate
 from sim.turn.records import RolloutRecords, TurnRecords
-from sim.turn.transports import Transport
 
 TRACE_ROLLOUTS = 20
 """Measured rollouts of a fleet's first replication whose turns a trace shows."""
-
-
-class Engine(StrEnum):
-    """How a run is evaluated."""
-
-    DES = "des"
-    ANALYTIC = "analytic"
-
-
-@dataclass(frozen=True)
-class Spec:
-    """``PRESET_OR_FILE[:TRANSPORT]`` as given on the command line."""
-
-    text: str
-    source: str
-    transport: Transport
-
-
-def parse_spec(text: str) -> Spec:
-    """Split a spec; the transport defaults to ``http``."""
-    source, sep, transport = text.rpartition(":")
-    if not sep:
-        source, transport = text, Transport.HTTP.value
-    allowed = ", ".join(t.value for t in Transport)
-    if transport not in {t.value for t in Transport}:
-        raise ScenarioError(f"transport = {transport!r} in spec {text!r}: allowed: {allowed}")
-    if not source:
-        raise ScenarioError(f"spec = {text!r}: expected PRESET_OR_FILE[:TRANSPORT]")
-    return Spec(text=text, source=source, transport=Transport(transport))
-
-
-def parse_engine(text: str) -> Engine:
-    if text not in {e.value for e in Engine}:
-        allowed = ", ".join(e.value for e in Engine)
-        raise ScenarioError(f"engine = {text!r}: allowed: {allowed}")
-    return Engine(text)
 
 
 @dataclass(frozen=True)

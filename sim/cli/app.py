@@ -150,6 +150,15 @@ def run(
     otel: Path | None,
 ) -> None:
     """Simulate SPEC (PRESET_OR_FILE.toml[:TRANSPORT], e.g. codex-spark:ws); print its budget."""
+    from models.loading import raw_scenario
+    from sim.analysis.spec import parse_engine, parse_spec
+
+    # A bad spec, engine or source is refused in the order ``prepare`` checks them, before
+    # the engines load: the one-line error comes at once.
+    source = parse_spec(spec).source
+    parse_engine(engine)
+    raw_scenario(source)
+
     from rich.console import Console
 
     from sim.analysis.summary import summarize

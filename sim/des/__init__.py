@@ -1,2 +1,2 @@
-"""The discrete-event engine (SimPy): random streams, draws, connections, pools, the rate
-limiter, routing and KV residency, the engine itself and who runs it."""
+"""The discrete-event engine (its own event queue, SimPy's order): random streams, draws,
+connections, pools, the rate limiter, routing and KV residency, the engine and who runs it."""

@@ -8,6 +8,7 @@ rollouts run, and reduced to records once they are done.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -61,8 +62,14 @@ class Block:
         self.cold_flag: list[float] = [0.0] * count
         self.start_at_s: list[float] = [np.nan] * count
         self.wait_s = np.zeros((count, len(WAIT_PHASES)))
-        self.decode_s: np.ndarray | None = None
+        self.decode_s: array[float] | None = array("d", bytes(8 * count)) if contended else None
         """Decode seconds as stretched by the batch (fleet only; None: as drawn)."""
+        self.output_tokens: array[float] = (
+            array("d", np.asarray(self.turns.output_tokens, dtype=float).tobytes())
+            if contended
+            else array("d")
+        )
+        """Each turn's output tokens, read one by one as a fleet's turns complete."""
         limited = contended and scenario.rate_limit.limits
         self.throttle_s: list[float] = [0.0] * count if limited else []
         """Seconds each turn spent refused by the rate limit (429s, their retry-afters)."""
@@ -79,12 +86,6 @@ class Block:
     @property
     def rollouts(self) -> int:
         return self.turns.rollouts
-
-    def stretch_decode(self) -> np.ndarray:
-        """The per-turn decode seconds the fleet fills in (allocated on first use)."""
-        if self.decode_s is None:
-            self.decode_s = np.zeros(self.turns.count)
-        return self.decode_s
 
 
 def reduce_block(
@@ -108,7 +109,7 @@ def reduce_block(
     matrix = np.column_stack([costs.stage_s[stage] for stage in STAGES])
     matrix[:, STAGE_COLUMN[Stage.QUEUE]] = block.wait_s.sum(axis=1)
     if block.decode_s is not None:
-        matrix[:, STAGE_COLUMN[Stage.DECODE]] = block.decode_s
+        matrix[:, STAGE_COLUMN[Stage.DECODE]] = np.frombuffer(block.decode_s)
     ttft_s = costs.ttft_s + block.wait_s[:, FIRST_TOKEN_WAITS].sum(axis=1)
     refused = throttle_s = None
     if block.refused:

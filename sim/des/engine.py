@@ -1,4 +1,5 @@
-"""The discrete-event engine: agents run rollouts in SimPy, alone or as a fleet sharing pools.
+"""The discrete-event engine: agents run rollouts on an event queue, alone or as a fleet
+sharing pools.
 
 One engine serves both uses.  A fleet's turn walks the phases of the stage
 table (``sim.turn.phases``): it takes each phase's pool, waits out the phase
@@ -18,12 +19,12 @@ from collections.abc import Callable, Generator, Iterable
 from typing import Any
 
 import numpy as np
-import simpy
 
 from models.scenario import Scenario
 from models.stages import Pool, Side
 from sim.des.blocks import Block
 from sim.des.connections import Connection, new_connection
+from sim.des.kernel import Environment, Event
 from sim.des.pools import Replicas, ServerPool, TimeWeighted, join_side
 from sim.des.rate_limit import RateLimiter
 from sim.des.residency import Residency
@@ -48,7 +49,8 @@ if (
 
 
 class Simulation:
-    """One SimPy environment: rollouts, the pools they share and what is recorded.
+    """One event queue (``sim.des.kernel``, SimPy's order): rollouts, the pools they share and
+    what is recorded.
 
     ``contended=False`` is the single agent: pools are not modelled (one agent
     never waits for itself) and a turn is two timeouts, the request and the tool.
@@ -70,7 +72,7 @@ class Simulation:
         self.record_starts = record_starts
         """Record each turn's start time (for traces); a large fleet saves the memory."""
         self.window_start_s, self.window_end_s = window
-        self.env = simpy.Environment()
+        self.env = Environment()
         self.faults = faults
         self.blocks: dict[int, Block] = {}
         self.on_block_done: Callable[[Block], None] = lambda block: None
@@ -133,7 +135,7 @@ class Simulation:
 
     def rollouts(
         self, indices: Iterable[int], think: np.random.Generator | None = None
-    ) -> Generator[simpy.Event, Any, None]:
+    ) -> Generator[Event, Any, None]:
         """One agent without contention runs rollouts one after another, turn by turn.
 
         With ``think`` (a stream of pauses) the rollouts are one session: they share the
@@ -175,7 +177,7 @@ class Simulation:
 
     def fleet_rollout(
         self, session: Connection | None = None, organization: int = 0
-    ) -> Generator[simpy.Event, Any, None]:
+    ) -> Generator[Event, Any, None]:
         """The next rollout of a fleet, contending for the pools, turn by turn; on the
         agent's ``session`` connection when given, else on a new one; its requests count
         against ``organization``'s rate limit."""
@@ -244,9 +246,9 @@ class Simulation:
 
     def _contended_turn(
         self, block: Block, seg: Segments, t: int, session: int, cold: bool, organization: int
-    ) -> Generator[simpy.Event, Any, float]:
+    ) -> Generator[Event, Any, float]:
         """One request from the gateway's rate limit up to its download, which it returns."""
-        env, waits, residency = self.env, block.wait_s[t], self.residency
+        env, waits, residency = self.env, block.wait_s, self.residency
         if self.limiter is not None:
             tokens = block.limit_tokens[t] if block.limit_tokens else 0.0
             admission = self.limiter.admit(organization, tokens, seg.upload_s[t])
@@ -262,7 +264,7 @@ class Simulation:
                     replica = residency.route(session, cold)
                     pool = self.replica_slots[replica]
                 if not pool.take():
-                    waits[column] = yield from pool.wait()
+                    waits[t, column] = yield from pool.wait()
                 if residency is None:
                     replica, slowdown = self.replicas.join()
                 else:
@@ -270,7 +272,7 @@ class Simulation:
                     seconds += residency.take(block.turns, missing, t, session, replica, env.now)
                     slowdown = self.replicas.join_at(replica)
                 decode_s = seg.decode_s[t] * slowdown
-                block.stretch_decode()[t] = decode_s
+                block.decode_s[t] = decode_s  # type: ignore[index]
                 parallel_s = seg.side_s[_PARALLEL][t]
                 if parallel_s <= 0:
                     yield env.timeout(seconds + decode_s)
@@ -280,7 +282,7 @@ class Simulation:
                     yield env.timeout(max(seconds, parallel_s) + decode_s)
                 else:
                     joining = join_side(env, self._side_pool[_PARALLEL], seconds, parallel_s)
-                    waits[self._parallel_column] = yield from joining
+                    waits[t, self._parallel_column] = yield from joining
                     yield env.timeout(decode_s)
                 if residency is not None:
                     residency.finish(block.history_after[t], session, replica, env.now)
@@ -289,13 +291,13 @@ class Simulation:
                 continue
             if seconds > 0:
                 if not pool.take():
-                    waits[column] = yield from pool.wait()
+                    waits[t, column] = yield from pool.wait()
                 nested = seg.nested[index]
                 if nested is not None and inner is not None and nested[3][t]:
                     lead_s, inner_s, trail_s, _ = nested
                     yield env.timeout(lead_s[t])
                     if not inner.take():
-                        waits[inner_column] = yield from inner.wait()
+                        waits[t, inner_column] = yield from inner.wait()
                     yield env.timeout(inner_s[t])
                     inner.release()
                     yield env.timeout(trail_s[t])
@@ -307,5 +309,5 @@ class Simulation:
         download_s = seg.phase_s[_LAST][t]
         if self.window_start_s <= env.now + download_s < self.window_end_s:
             self.turns_completed += 1
-            self.output_tokens_completed += block.turns.output_tokens[t]
+            self.output_tokens_completed += block.output_tokens[t]
         return download_s

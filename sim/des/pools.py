@@ -1,7 +1,7 @@
 """Contended resources with the statistics a queueing person trusts.
 
 A ``ServerPool`` is ``capacity`` identical servers with one FIFO queue.  Taking
-a free server and giving one back cost no SimPy event (only a wait does), so a
+a free server and giving one back cost no event (only a wait does), so a
 turn that meets no queue pays for its timeouts and nothing else.  Time-weighted
 levels (busy servers, waiting requests) are integrated over the measured window
 only, so the warm-up is cut; waits are returned to the caller, who records them.
@@ -13,9 +13,8 @@ from collections import deque
 from collections.abc import Callable, Generator
 from typing import Any
 
-import simpy
-
 from models.stages import Pool
+from sim.des.kernel import Environment, Event
 
 
 class TimeWeighted:
@@ -26,7 +25,7 @@ class TimeWeighted:
     clip and one multiply-add.
     """
 
-    def __init__(self, env: simpy.Environment, start_s: float, end_s: float) -> None:
+    def __init__(self, env: Environment, start_s: float, end_s: float) -> None:
         self._env = env
         self._start_s = start_s
         self._end_s = end_s
@@ -67,7 +66,7 @@ class ServerPool:
 
     def __init__(
         self,
-        env: simpy.Environment,
+        env: Environment,
         name: Pool,
         capacity: int,
         start_s: float,
@@ -78,7 +77,7 @@ class ServerPool:
         self.capacity = capacity
         self.free = capacity
         self._env = env
-        self._queue: deque[simpy.Event] = deque()
+        self._queue: deque[Event] = deque()
         # A part of a larger pool (one replica's slots) counts its levels in the whole's.
         self.busy: TimeWeighted = (
             counted_in.busy if counted_in else TimeWeighted(env, start_s, end_s)
@@ -100,7 +99,7 @@ class ServerPool:
             return True
         return False
 
-    def wait(self) -> Generator[simpy.Event, Any, float]:
+    def wait(self) -> Generator[Event, Any, float]:
         """Queue for a server (after ``take`` failed); returns the time waited."""
         arrived_s = self._env.now
         granted = self._env.event()
@@ -122,12 +121,12 @@ class ServerPool:
         (callbacks, no process of its own); ``done()`` runs when the server is given back."""
         env = self._env
 
-        def finish(_event: simpy.Event) -> None:
+        def finish(_event: Event) -> None:
             self.release()
             if done is not None:
                 done()
 
-        def start(_event: simpy.Event | None = None) -> None:
+        def start(_event: Event | None = None) -> None:
             env.timeout(service_s).callbacks.append(finish)
 
         if self.take():
@@ -169,8 +168,8 @@ class Replicas:
 
 
 def join_side(
-    env: simpy.Environment, pool: ServerPool, alongside_s: float, side_s: float
-) -> Generator[simpy.Event, Any, float]:
+    env: Environment, pool: ServerPool, alongside_s: float, side_s: float
+) -> Generator[Event, Any, float]:
     """Run ``alongside_s`` while a side holding of ``side_s`` queues for ``pool``, then wait
     for it to finish; returns the delay beyond its own overrun of ``alongside_s``."""
     done = env.event()

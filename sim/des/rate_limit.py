@@ -32,9 +32,9 @@ from collections.abc import Generator
 from typing import Any
 
 import numpy as np
-import simpy
 
 from models.scenario import Scenario
+from sim.des.kernel import Environment, Event
 
 _SLACK = 1e-9
 """A bucket refilled to within this of a unit admits (rounding of the refill)."""
@@ -65,7 +65,7 @@ class RateLimiter:
     def __init__(
         self,
         scenario: Scenario,
-        env: simpy.Environment,
+        env: Environment,
         window: tuple[float, float],
         spread: np.random.Generator,
     ) -> None:
@@ -109,7 +109,7 @@ class RateLimiter:
 
     def admit(
         self, organization: int, tokens: float, upload_s: float
-    ) -> Generator[simpy.Event, Any, tuple[float, int]]:
+    ) -> Generator[Event, Any, tuple[float, int]]:
         """Send the request until it is admitted; returns the seconds and the 429s it took.
         ``upload_s`` is the request's whole upload (half a round trip and its bytes)."""
         env = self.env

@@ -14,12 +14,12 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 import numpy as np
-import simpy
 
 from models.costs import later_first_token_s, reprefill_s
 from models.scenario import Scenario
 from sim.des.blocks import Block
 from sim.des.connections import Connection
+from sim.des.kernel import Environment, Event
 from sim.des.replica_prefixes import ReplicaPrefixes
 from sim.des.routing import Router
 from sim.turn.transports import Transport
@@ -73,12 +73,12 @@ class Residency:
 
     def one_agent(
         self,
-        env: simpy.Environment,
+        env: Environment,
         block: Block,
         local: int,
         session: int,
         connection: Connection,
-    ) -> Generator[simpy.Event, Any, None]:
+    ) -> Generator[Event, Any, None]:
         """One agent's rollout: each turn's prefill may grow by the history its replica no
         longer holds (one agent meets no other, so the replica is read and written at the
         moments the request reaches them, inside the request's timeout)."""

@@ -24,7 +24,7 @@ from sim.turn.transports import Transport
 from sim.turn.turns import Turns
 
 if TYPE_CHECKING:
-    import simpy
+    from sim.des.kernel import Event
 
 Progress = Callable[[int], None]
 
@@ -44,7 +44,7 @@ def simulate(
     ``connection.reuse_across_rollouts`` a block is one session of the agent:
     its rollouts run in order on one connection, ``load.think_time_s`` apart.
     Blocks run as array passes (``sim.des.vectorised``) where no event queue is
-    needed; ``reference`` runs them all in SimPy, the reference those passes match.
+    needed; ``reference`` runs them all on the event queue, the reference those passes match.
     """
     one_block = _one_block if reference or not vectorised.applies(scenario) else None
     parts = []
@@ -85,7 +85,7 @@ def _one_block(
     A function of its own, so the block's working set is freed before the next
     block is drawn.
     """
-    from sim.des.engine import Simulation  # SimPy loads only where an event queue runs
+    from sim.des.engine import Simulation  # the event queue loads only where one runs
 
     faults = stream(scenario.seed, block_index, Draw.CONNECTION_FAULTS)
     routing = stream(scenario.seed, block_index, Draw.ROUTING)
@@ -176,7 +176,7 @@ class _Fleet:
         if self.first_measured is None and self.sim.env.now >= self.window[0]:
             self.first_measured = self.sim.next_rollout
 
-    def _closed_agent(self, agent: int) -> Generator[simpy.Event, Any, None]:
+    def _closed_agent(self, agent: int) -> Generator[Event, Any, None]:
         sim, load = self.sim, self.scenario.load
         organization = agent % self.scenario.rate_limit.organizations
         env = sim.env
@@ -187,7 +187,7 @@ class _Fleet:
             yield from sim.fleet_rollout(session, organization)
             yield env.timeout(float(load.think_time_s.sample(self.arrivals, 1)[0]))
 
-    def _open_arrivals(self) -> Generator[simpy.Event, Any, None]:
+    def _open_arrivals(self) -> Generator[Event, Any, None]:
         env = self.sim.env
         mean_gap_s = 1.0 / self.scenario.load.rollouts_per_s
         while True:
@@ -196,7 +196,7 @@ class _Fleet:
             organization = self.sim.next_rollout % self.scenario.rate_limit.organizations
             env.process(self.sim.fleet_rollout(None, organization))
 
-    def _checkpoints(self, drain_limit_s: float) -> Generator[simpy.Event, Any, None]:
+    def _checkpoints(self, drain_limit_s: float) -> Generator[Event, Any, None]:
         """Snapshot the levels and counters at each checkpoint; stop after the drain limit."""
         env, sim = self.sim.env, self.sim
         levels = [pool.busy for pool in sim.pools.values()]

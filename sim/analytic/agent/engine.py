@@ -133,7 +133,7 @@ def _expect_compacting(columns: Any, transport: Transport) -> TurnParts:
     expectations = _expectations(compacted.sums, compacted.count, compacted.cold, flags)
     return TurnParts(
         expectations,
-        compacted.per_turn,
+        lambda: compacted.per_turn,
         compacted.count,
         compacted.cold.probability,
         compacted.prior_tokens,
@@ -167,9 +167,12 @@ def _expect_uncompacted(columns: Any, transport: Transport) -> TurnParts:
     approximations = _approximations(
         transport, cold, excess.approximate, draws.parallel, no, residency
     )
-    turns = per_turn(quantities, count, cold.probability) + _later_excess_per_turn(cold, excess)
     laid = expected_turns(columns, draws, count.index, count.last)
     prior = np.broadcast_to(laid.prior_tokens, count.reach.shape)
+
+    def turns() -> np.ndarray:
+        return per_turn(quantities, count, cold.probability) + _later_excess_per_turn(cold, excess)
+
     return TurnParts(
         _expectations(sums, count, cold, approximations),
         turns,

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import norm
 
 from models.kv_cache import Eviction, Routing
 from models.stages import Stage
@@ -163,6 +162,8 @@ def missing_tokens(table: TurnTable, setting: KvSetting, memory: Memory, fleet: 
     turn_s = table.request_s + tool_mean_s
     held = np.zeros(turns)
     sizes = [sizes_at(table, turn) for turn in range(turns)]
+    from scipy import special  # the standard normal's CDF, imported where used (start-up)
+
     for k in range(1, turns):
         for j in np.flatnonzero(visits[k, 1:] > 0) + 1:
             written = k - j
@@ -176,7 +177,7 @@ def missing_tokens(table: TurnTable, setting: KvSetting, memory: Memory, fleet: 
                 window = fixed_s + j * tool_mean_s
                 spread = np.sqrt(j * tool_variance)
                 alive = (
-                    norm.cdf((setting.ttl_s - window) / spread)
+                    special.ndtr((setting.ttl_s - window) / spread)
                     if spread > 0
                     else float(window <= setting.ttl_s)
                 )

@@ -20,6 +20,8 @@ does to the parallel classifiers' excess and to a WebSocket turn's duration
 from __future__ import annotations
 
 import dataclasses
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,11 +76,18 @@ class TurnParts:
     """Every point's expectation, and its turns (points, turns) given they are reached."""
 
     expectations: Expectations
-    per_turn: np.ndarray
+    per_turn_of: Callable[[], np.ndarray]
+    """Computes ``per_turn``: only the residency and rate-limit models read the turns, and
+    a sweep's points would pay for them all (a third of the engine on the Amdahl sweep)."""
     count: TurnCount
     cold: np.ndarray
     prior_tokens: np.ndarray
     history_tokens: np.ndarray
+
+    @functools.cached_property
+    def per_turn(self) -> np.ndarray:
+        """Shape (points, turns, QUANTITIES): each turn's quantities given it is reached."""
+        return self.per_turn_of()
 
     def table(self, point: int, draws: Any) -> TurnTable:
         """The turns of one point, up to its longest rollout; ``draws`` are the points'
@@ -115,7 +124,7 @@ class TurnParts:
         count = TurnCount(reach=padded("reach", 0.0, "count"), last=padded("last", 1.0, "count"))
         return TurnParts(
             expectations=stitch([(rows, part.expectations) for rows, part in pieces], points),
-            per_turn=padded("per_turn", 0.0),
+            per_turn_of=lambda: padded("per_turn", 0.0),
             count=count,
             cold=padded("cold", 1.0),
             prior_tokens=padded("prior_tokens", 0.0),

@@ -34,7 +34,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import binom
 
 from models.scenario import Scenario
 from models.stages import Stage
@@ -129,6 +128,8 @@ class LimitModel:
         lengths = np.array([alone_s, *rounds])
         if np.all(lengths == free_s):
             return Limited(free_s, 0.0, 0.0)
+        from scipy.stats import binom  # imported where used: scipy.stats costs a second
+
         e2e_s = alone_s
         for _ in range(_FIXED_POINT_STEPS):
             share = e2e_s / (e2e_s + self.think_s) if self.think_s > 0 else 1.0

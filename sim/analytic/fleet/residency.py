@@ -23,7 +23,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from scipy.stats import binom, poisson
 
 from models.kv_cache import Routing
 from models.scenario import Scenario
@@ -96,6 +95,8 @@ class _Load:
     """Live sessions and rollouts per second at a given end-to-end time."""
 
     def __init__(self, scenario: Scenario, e2e_s: float, rollouts_per_s: float | None) -> None:
+        from scipy.stats import binom, poisson  # imported where used (start-up)
+
         load = scenario.load
         self.live: Any
         """The number of live sessions (a frozen scipy distribution)."""
