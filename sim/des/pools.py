@@ -126,14 +126,15 @@ class ServerPool:
             if done is not None:
                 done()
 
+        # A new event's callbacks are a list (None only once it has been processed).
         def start(_event: Event | None = None) -> None:
-            env.timeout(service_s).callbacks.append(finish)
+            env.timeout(service_s).callbacks.append(finish)  # type: ignore[union-attr]
 
         if self.take():
             start()
             return
         granted = env.event()
-        granted.callbacks.append(start)
+        granted.callbacks.append(start)  # type: ignore[union-attr]
         self._queue.append(granted)
         self.waiting.change(+1)
 

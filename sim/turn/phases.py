@@ -84,6 +84,21 @@ def _side_phase(side: Side) -> int:
 SIDE_PHASE: dict[Side, int] = {side: _side_phase(side) for side in SIDES}
 """The phase whose start each side holding starts with."""
 
+# What both engines and the emulator rely on: a request opens and closes with phases that
+# hold no pool, the parallel classifiers join the inference phase, and overlapped post
+# work starts with the download (the last phase).
+if (
+    SIDE_PHASE[Side.OVERLAPPED_POST] != len(PHASES) - 1
+    or PHASES[SIDE_PHASE[Side.PARALLEL_SAFETY]].pool is not Pool.INFERENCE
+    or PHASES[0].pool is not None
+    or PHASES[-1].pool is not None
+):
+    raise ValueError(
+        "the stage table must open and close a request with phases that hold no pool, "
+        "join the parallel classifiers on the inference phase and start overlapped post "
+        "work with the download"
+    )
+
 JOINED_SIDES: tuple[Side, ...] = tuple(s for s in SIDES if s.info.joined_before is not None)
 """Side holdings the turn waits for (their waits can delay it)."""
 
