@@ -32,6 +32,13 @@ from sim.turn.transports import Transport
 FORMATS = "Codex rollout JSONL, OTLP JSON (GenAI spans, loopbudget record), Agents SDK spans"
 
 
+UPLOAD_PROMPT = (
+    "Upload a trace to fit a scenario to it (`loopbudget record` writes one for any "
+    "agent; docs/traces.md lists the formats)."
+)
+"""What the trace view shows until a trace is uploaded."""
+
+
 @st.cache_data(show_spinner="Reading and fitting the trace…", max_entries=8)
 def _fitted(
     file_id: str, file_name: str, _content: bytes, extends: str, transport: str
@@ -57,10 +64,7 @@ def trace_view() -> None:
         key="trace:transport",
     )
     if upload is None:
-        st.info(
-            "Upload a trace to fit a scenario to it (`loopbudget record` writes one for any "
-            "agent; docs/traces.md lists the formats)."
-        )
+        st.info(UPLOAD_PROMPT)
         return
     try:
         result = _fitted(upload.file_id, upload.name, upload.getvalue(), extends, transport)
