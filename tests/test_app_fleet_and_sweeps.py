@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 from plot_support import by_x, cells, lines, rows
 from streamlit.testing.v1 import AppTest
 
-from sim.dashboard import charts, sweeps
+from sim.dashboard import load_charts, sweeps
 from sim.sweep.execute import run_sweep
 from sim.sweep.sweepfile import load_sweep
 
@@ -43,13 +43,13 @@ def drawn_frames(monkeypatch: pytest.MonkeyPatch) -> dict[str, pd.DataFrame]:
     """The data frames the load view hands to its two charts, by chart name."""
     frames: dict[str, pd.DataFrame] = {}
     for name in ("latency_charts", "utilization_charts"):
-        original = getattr(charts, name)
+        original = getattr(load_charts, name)
 
         def keep(frame: pd.DataFrame, _name: str = name, _original=original):
             frames[_name] = frame
             return _original(frame)
 
-        monkeypatch.setattr(charts, name, keep)
+        monkeypatch.setattr(load_charts, name, keep)
     return frames
 
 
