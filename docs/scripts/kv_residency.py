@@ -187,6 +187,10 @@ def capacity() -> str:
     return table(header, body)
 
 
+SLOW = ("routing", "capacity")
+"""Blocks that run fleet simulations and capacity searches (minutes: the capacity table
+solves a residency fixed point at every probed population of every memory size)."""
+
 BLOCKS = {
     "amdahl": amdahl,
     "reprefill": reprefill,
