@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from models.kv_cache import Eviction, Routing
-from models.stages import Stage
+from models.stages import STAGES, Stage
 from sim.analytic.agent.replica_memory import (
     LruStack,
     Neighbours,
@@ -48,21 +48,7 @@ from sim.turn.transports import Transport
 
 WINDOW_NODES = 16
 """Quadrature nodes over the tool time of a one-turn window."""
-_BEFORE_PREFILL = (
-    Stage.COMPACT,
-    Stage.RETRY,
-    Stage.CLIENT_BUILD,
-    Stage.CONNECT,
-    Stage.RECOVER,
-    Stage.UPLOAD,
-    Stage.VALIDATE,
-    Stage.STATE_LOAD,
-    Stage.RENDER,
-    Stage.ROUTE,
-    Stage.HOPS,
-    Stage.SAFETY,
-    Stage.QUEUE,
-)
+_BEFORE_PREFILL = STAGES[: STAGES.index(Stage.PREFILL)]
 _SAME_REPLICA = (Routing.AFFINITY, Routing.CONSISTENT_HASH)
 
 

@@ -36,20 +36,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from models.scenario import Scenario
-from models.stages import Stage
+from models.stages import STAGES, Stage
 from sim.analytic.agent.expectations import Expectation
 from sim.analytic.agent.turn_table import CACHED, UNCACHED, TurnTable
 from sim.analytic.agent.turn_time import DecodeTime
 from sim.analytic.fleet.bucket_chain import Bucket, Gaps, refused_s
 
-_BEFORE_GATEWAY = (
-    Stage.COMPACT,
-    Stage.RETRY,
-    Stage.CLIENT_BUILD,
-    Stage.CONNECT,
-    Stage.RECOVER,
-    Stage.UPLOAD,
-)
+_BEFORE_GATEWAY = STAGES[: STAGES.index(Stage.VALIDATE)]
 _FIXED_POINT_STEPS = 50
 _SPREAD_NODES = 64
 
