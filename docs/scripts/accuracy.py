@@ -15,7 +15,6 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
-from scipy.stats import t as student_t
 
 from docs.scripts.des_reference import PRESET, load
 from docs.scripts.markdown import Quote, table
@@ -23,6 +22,7 @@ from models.loading import load_scenario
 from models.stages import Pool
 from sim.analysis.fleet_analytic import analytic_points
 from sim.analysis.results import RunResult
+from sim.analysis.stats import t_half_width
 from sim.analytic.agent.engine import expect
 from sim.analytic.agent.expectations import BOUNDS as AGENT_BOUNDS
 from sim.analytic.fleet.approximations import BOUNDS as FLEET_BOUNDS
@@ -69,7 +69,7 @@ SLOW = {"one-agent-accuracy"}
 def interval(values: list[float]) -> tuple[float, float]:
     """The mean and the 95% half-width (Student t) across replications."""
     x = np.asarray(values, dtype=float)
-    half = float(student_t.ppf(0.975, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size))
+    half = float(t_half_width(x.std(ddof=1), x.size))
     return float(x.mean()), half
 
 
