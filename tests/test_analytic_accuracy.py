@@ -11,16 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from docs.scripts.accuracy import (
-    HIT_RATE_TOLERANCE,
-    ONE_AGENT,
-    ONE_AGENT_TOLERANCE,
-    analytic,
-    cases,
-    interval,
-    one_agent,
-)
+from docs.scripts.accuracy import HIT_RATE_TOLERANCE, analytic, cases, interval
 from docs.scripts.accuracy import refused_s_per_turn as analytic_refused_s_per_turn
+from docs.scripts.accuracy_one_agent import ONE_AGENT, ONE_AGENT_TOLERANCE, one_agent
 from docs.scripts.des_reference import Case, load, measure
 from models.loading import load_scenario
 from sim.analysis.fleet_analytic import analytic_points

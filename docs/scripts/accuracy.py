@@ -16,54 +16,19 @@ from functools import cache
 
 import numpy as np
 
-from docs.scripts.des_reference import PRESET, load
+from docs.scripts.des_reference import load
 from docs.scripts.markdown import Quote, table
 from models.loading import load_scenario
 from models.stages import Pool
 from sim.analysis.fleet_analytic import analytic_points
 from sim.analysis.results import RunResult
 from sim.analysis.stats import t_half_width
-from sim.analytic.agent.engine import expect
 from sim.analytic.agent.expectations import BOUNDS as AGENT_BOUNDS
 from sim.analytic.fleet.approximations import BOUNDS as FLEET_BOUNDS
-from sim.des.runners import simulate
 from sim.turn.transports import Transport
 
 HIT_RATE_TOLERANCE = 0.02
 """The bound on the analytic fleet's hit rate against the DES (absolute)."""
-ONE_AGENT_TOLERANCE = 0.015
-"""The bound on one agent's analytic hit rate against the DES (absolute; measured: 1.3
-points under ttl-pin at 10 GB, within 0.1 at every routing with ample memory)."""
-ONE_AGENT_ROLLOUTS = 4000
-ONE_AGENT_BATCHES = 20
-RESIDENT = ("kv_cache.residency=true",)
-ONE_AGENT = {
-    "random, 32 replicas": ("http", ('kv_cache.http_routing="random"',)),
-    "random, 4 replicas": (
-        "http",
-        ('kv_cache.http_routing="random"', "capacity.inference_replicas=4"),
-    ),
-    "round-robin, 32 replicas": ("http", ()),
-    "round-robin, 4 replicas": ("http", ("capacity.inference_replicas=4",)),
-    "least-loaded, 32 replicas": ("http", ('kv_cache.http_routing="least-loaded"',)),
-    "affinity, ttl 20 s": ("ws", ("kv_cache.ttl_s=20.0",)),
-    "affinity, lru, 10 GB": ("ws", ("inference.kv_memory_bytes=1e10",)),
-    "affinity, ttl-pin, 10 GB": (
-        "ws",
-        ("inference.kv_memory_bytes=1e10", 'kv_cache.eviction="ttl-pin"'),
-    ),
-    "random, ttl-pin, 4 replicas, 10 GB": (
-        "http",
-        (
-            'kv_cache.http_routing="random"',
-            "capacity.inference_replicas=4",
-            "inference.kv_memory_bytes=1e10",
-            'kv_cache.eviction="ttl-pin"',
-        ),
-    ),
-}
-"""One codex-spark agent with KV residency: (transport, overrides) by label."""
-SLOW = {"one-agent-accuracy"}
 
 
 def interval(values: list[float]) -> tuple[float, float]:
@@ -93,46 +58,9 @@ def refused_s_per_turn(result: RunResult) -> float:
     return 0.0 if limited is None else limited.refused_s_per_turn
 
 
-@cache
-def one_agent(label: str) -> tuple[float, float, float]:
-    """One agent's DES hit rate, its 95% half-width (over batches of rollouts) and the
-    analytic engine's."""
-    transport, overrides = ONE_AGENT[label]
-    scenario = load_scenario(PRESET, [*RESIDENT, *overrides])
-    records = simulate(scenario, Transport(transport), ONE_AGENT_ROLLOUTS)
-    cached = records.cached_prompt_tokens.reshape(ONE_AGENT_BATCHES, -1).sum(axis=1)
-    total = cached + records.uncached_prompt_tokens.reshape(ONE_AGENT_BATCHES, -1).sum(axis=1)
-    _, half = interval(list(cached / total))
-    analytic = expect(scenario, Transport(transport)).prefix_cache_hit_rate
-    return records.prefix_cache_hit_rate, half, analytic
-
-
 def _shown(values: list[float], scale: float, digits: int) -> str:
     mean, half = interval(values)
     return f"{mean * scale:.{digits}f} ± {half * scale:.{digits}f}"
-
-
-def one_agent_table() -> str:
-    body = []
-    for label, (transport, _) in ONE_AGENT.items():
-        des, half, analytic_rate = one_agent(label)
-        body.append(
-            [
-                label,
-                transport,
-                f"{des * 100:.1f} ± {half * 100:.1f}",
-                f"{analytic_rate * 100:.1f}",
-                f"{(analytic_rate - des) * 100:+.1f}",
-            ]
-        )
-    header = [
-        "one agent: routing, memory",
-        "transport",
-        f"DES hit rate % ({ONE_AGENT_ROLLOUTS:,} rollouts, 95% CI)",
-        "analytic %",
-        "analytic - DES (points)",
-    ]
-    return table(header, body)
 
 
 def residency() -> str:
@@ -306,20 +234,8 @@ def quotes() -> list[Quote]:
     ]
 
 
-def slow_quotes() -> list[Quote]:
-    worst = max(abs(one_agent(label)[2] - one_agent(label)[0]) for label in ONE_AGENT)
-    return [
-        (
-            "docs/model/workload.md",
-            "For one agent its hit rate is within {} points of 4,000 simulated",
-            (f"{worst * 100:.1f}",),
-        ),
-    ]
-
-
 BLOCKS = {
     "approximation-bounds": bounds,
-    "one-agent-accuracy": one_agent_table,
     "residency-accuracy": residency,
     "affinity-accuracy": affinity,
     "knee-accuracy": knee,
