@@ -24,6 +24,7 @@ from starlette.types import Receive, Scope, Send
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus, WebSocketException
 
+from sim.record.arrival import arrived_at_s
 from sim.record.body import BodyReader
 from sim.record.chains import Chains
 from sim.record.exchange import Exchange, parse
@@ -93,7 +94,7 @@ class Recorder:
         return known, False
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        taken_s = time.monotonic()
+        taken_s = arrived_at_s(scope)
         chunks = []
         while True:
             message = await receive()

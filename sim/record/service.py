@@ -29,6 +29,7 @@ from typing import IO, Any
 import uvicorn
 import uvloop
 
+from sim.record.arrival import ArrivalStampedProtocol
 from sim.record.proxy import Recorder
 from sim.report.otel import OtlpWriter
 
@@ -111,7 +112,7 @@ async def record(
     listener.listen(2048)
     config = uvicorn.Config(
         recorder,
-        http="httptools",
+        http=ArrivalStampedProtocol,
         ws="websockets-sansio",
         ws_max_size=1 << 30,
         ws_ping_interval=None,
