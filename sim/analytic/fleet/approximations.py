@@ -33,7 +33,7 @@ class FleetApproximation(StrEnum):
 
 E2E_BOUND = 0.02
 """Mean e2e of the queueing network from 0.5 to 1.5 times the saturation population,
-relative (measured: 1.8% low at the saturation population, within 0.6% elsewhere)."""
+relative (measured: within 0.6%, inside the DES's 95% interval at every population)."""
 RESIDENCY_E2E_BOUND = 0.06
 """Mean e2e with KV residency and the replicas' own queues, relative (measured: 5.0% high
 for random routing over 4 replicas at their saturation, 4.2% low under ttl-pin at 60 GB,
