@@ -97,7 +97,7 @@ def run_sweep(
         resolved = _resolve(sweep, show_progress)
         survey = results.survey(sweep, resume, resolved)
         context = sweep_context(sweep)
-        chunks = chunk_tasks(sweep)
+        chunks = chunk_tasks(sweep, resolved)
         pending = {n: tasks for n, tasks in enumerate(chunks) if n not in survey.finished}
         resumed = sum(len(tasks) for n, tasks in enumerate(chunks) if n in survey.finished)
         opened = time.perf_counter()
@@ -166,11 +166,14 @@ def sweep_context(sweep: Sweep) -> Context:
     )
 
 
-def chunk_tasks(sweep: Sweep) -> list[list[Task]]:
-    """The runs (point x seed) in canonical order, cut into chunks of ``points_per_part``."""
+def chunk_tasks(sweep: Sweep, resolved: Resolved | None = None) -> list[list[Task]]:
+    """The runs (point x seed) in canonical order, cut into chunks of ``points_per_part``;
+    with ``resolved``, each carries its point's scenario hash."""
+    points = expand(sweep.file)
+    hashes = [None] * len(points) if resolved is None else resolved.hashes.tolist()
     tasks = [
-        Task(point, seed, assignments)
-        for point, assignments in enumerate(expand(sweep.file))
+        Task(point, seed, assignments, None if hashes[point] is None else hashes[point].decode())
+        for point, assignments in enumerate(points)
         for seed in sweep.seeds
     ]
     size = sweep.points_per_part
