@@ -81,9 +81,9 @@ def _rate_nodes(decode_tps: ObjectColumn[Any]) -> list[_RateNodes]:
     """The distinct decode rates' quadrature nodes, grouped by how many nodes they have (so
     each point sums over its own nodes only, as it would alone)."""
     by_count: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = {}
-    constant = [i for i, r in enumerate(decode_tps.values) if isinstance(r, Constant)]
+    constant = [i for i, r in enumerate(decode_tps.values) if type(r) is Constant]
     for position, law in enumerate(decode_tps.values):
-        if not isinstance(law, Constant):
+        if type(law) is not Constant:
             rates, weights = law.quadrature(RATE_NODES)
             by_count.setdefault(rates.size, []).append((position, rates, weights))
     groups = []

@@ -149,17 +149,11 @@ def _expect_uncompacted(columns: Any, transport: Transport) -> TurnParts:
     excess = parallel_excess(columns, draws, count, work)
     cached = cached_prompt_tokens(columns, probes)
     hidden_s = expected_hidden_post_s(columns, draws) * (1.0 - PROBE_LAST)
-    quantities = np.stack(
-        [
-            _quantities(
-                stage_costs(columns, w, parallel_excess_s=e, post_hidden_s=hidden_s),
-                w,
-                cached,
-                probes.shape,
-            )
-            for w, e in zip(work, excess.at_probes, strict=True)
-        ]
-    )
+    # Both variants written into one array as they are computed (no stacked copy).
+    quantities = np.empty((len(work), *probes.shape, QUANTITIES))
+    for variant, (w, e) in enumerate(zip(work, excess.at_probes, strict=True)):
+        costs = stage_costs(columns, w, parallel_excess_s=e, post_hidden_s=hidden_s)
+        _quantities(costs, w, cached, quantities[variant])
     cold = _cold_turns(columns, draws, count, transport, quantities, excess)
     sums = rollout_sum(quantities, count, cold.probability) + _later_excess(count, cold, excess)
     no = np.zeros(columns.points, dtype=bool)
@@ -209,18 +203,14 @@ def _cold_turn_count(count: TurnCount, cold: ColdTurns) -> np.ndarray:
     return cold.probability[:, 0] + total(later)
 
 
-def _quantities(
-    costs: TurnCosts, work: Work, cached: np.ndarray, shape: tuple[int, ...]
-) -> np.ndarray:
-    """Shape (points, probes, QUANTITIES): every stage, TTFT, API and safety work, cached and
-    uncached prompt tokens."""
+def _quantities(costs: TurnCosts, work: Work, cached: np.ndarray, out: np.ndarray) -> None:
+    """Into ``out``, shape (points, probes, QUANTITIES): every stage, TTFT, API and safety
+    work, cached and uncached prompt tokens."""
     columns = [costs.stage_s[stage] for stage in STAGES]
     columns += [costs.ttft_s, costs.api_cpu_s, costs.safety_cpu_s]
     columns += [cached, work.prompt_tokens_uncached]
-    out = np.empty((*shape, len(columns)))
     for index, values in enumerate(columns):
         out[..., index] = values
-    return out
 
 
 def _cold_turns(
