@@ -181,9 +181,11 @@ def chunk_tasks(sweep: Sweep, resolved: Resolved | None = None) -> list[list[Tas
     """The runs (point x seed) in canonical order, cut into chunks of ``points_per_part``;
     with ``resolved``, each carries its point's scenario hash."""
     points = expand(sweep.file)
-    hashes = [None] * len(points) if resolved is None else resolved.hashes.tolist()
+    hashes: list[str | None] = [None] * len(points)
+    if resolved is not None:
+        hashes = [found.decode() for found in resolved.hashes.tolist()]
     tasks = [
-        Task(point, seed, assignments, None if hashes[point] is None else hashes[point].decode())
+        Task(point, seed, assignments, hashes[point])
         for point, assignments in enumerate(points)
         for seed in sweep.seeds
     ]

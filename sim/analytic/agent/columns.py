@@ -58,11 +58,11 @@ class ObjectColumn(Generic[T]):
             index[point] = position
         return cls(tuple(distinct), index)
 
-    @classmethod
-    def of_numbers(cls, numbers: np.ndarray) -> ObjectColumn[float]:
+    @staticmethod
+    def of_numbers(numbers: np.ndarray) -> ObjectColumn[float]:
         """The column of a float array's values, as Python floats, each distinct one once."""
         distinct, index = np.unique(numbers, return_inverse=True)
-        return cls(tuple(distinct.tolist()), index.reshape(-1))
+        return ObjectColumn(tuple(distinct.tolist()), index.reshape(-1))
 
     @staticmethod
     def zip(*columns: ObjectColumn[Any]) -> ObjectColumn[tuple[Any, ...]]:

@@ -37,10 +37,10 @@ import numpy as np
 
 from sim.analytic.agent.age_grid import grid_cold_probability
 from sim.analytic.agent.columns import ObjectColumn, take_points
+from sim.analytic.agent.decode_columns import decode_laplace, noise_cumulants
 from sim.analytic.agent.expected_draws import ExpectedDraws
 from sim.analytic.agent.layout import TurnCount, total
 from sim.analytic.agent.session_connection import session_cold_probability
-from sim.analytic.agent.decode_columns import decode_laplace, noise_cumulants
 from sim.analytic.agent.turn_time import DecodeTime
 
 ROTATION_BOUND = 1e-6
@@ -101,7 +101,7 @@ def websocket(
     survive_warm = np.exp(-drops_per_s * warm_s) * random_part
     probability = np.ones(count.reach.shape)
     probability[:, 1:] = affine_scan(1.0 - survive_warm, survive_warm - survive_cold)[:, :-1]
-    for point in np.flatnonzero(on_grid):
+    for point in np.flatnonzero(on_grid).tolist():
         n = steps[point]
         probability[point, : n + 1] = grid_cold_probability(
             _decode_time(draws, point),
