@@ -85,8 +85,10 @@ class ObjectColumn(Generic[T]):
         return int(self.index.size)
 
     def take(self, rows: np.ndarray) -> ObjectColumn[T]:
-        """The column of the points ``rows`` only."""
-        return ObjectColumn(self.values, self.index[rows])
+        """The column of the points ``rows`` only, holding only the values they hold (what
+        is evaluated once per distinct value is then evaluated for those alone)."""
+        held, index = np.unique(self.index[rows], return_inverse=True)
+        return ObjectColumn(tuple(self.values[i] for i in held.tolist()), index.reshape(-1))
 
     def groups(self) -> Iterator[tuple[T, np.ndarray]]:
         """Each distinct value with the points that hold it."""
