@@ -29,7 +29,7 @@ from sim.analytic.agent.columns import column_form, take_points
 from sim.analytic.agent.compacting import compacting_sums
 from sim.analytic.agent.connection_loss import ColdTurns, keep_alive, websocket
 from sim.analytic.agent.excess import Excess, parallel_excess
-from sim.analytic.agent.expectations import Approximation, Expectation, Expectations
+from sim.analytic.agent.expectations import Approximation, Expectation, Expectations, stitch
 from sim.analytic.agent.expected_draws import expected_draws
 from sim.analytic.agent.layout import (
     FIRST,
@@ -60,6 +60,8 @@ from sim.analytic.agent.turn_table import (
 from sim.turn.transports import Transport, cached_prompt_tokens, turn_work
 
 _REQUEST = [STAGE_COLUMN[s] for s in STAGES if s is not Stage.TOOL]
+BLOCK_POINTS = 4096
+"""Points evaluated together at most; a larger column form is evaluated block by block."""
 
 
 def expect(
@@ -91,6 +93,16 @@ def expect_columns(
     residency each turn re-prefills the history its replica no longer holds:
     ``missing_tokens`` (points, turns) when given, else the single agent's
     (``sim.analytic.agent.prefix_survival``)."""
+    if columns.points > BLOCK_POINTS:
+        # A point's results do not depend on its batch; blocks keep the (points, turns)
+        # temporaries small enough for the allocator to reuse rather than map afresh.
+        blocks = np.array_split(np.arange(columns.points), -(-columns.points // BLOCK_POINTS))
+        held = [None if missing_tokens is None else missing_tokens[rows] for rows in blocks]
+        done = [
+            (rows, expect_columns(take_points(columns, rows), transport, block_held))
+            for rows, block_held in zip(blocks, held, strict=True)
+        ]
+        return stitch(done, columns.points)
     parts = _parts(columns, transport)
     residency = columns.kv_cache.residency[:, 0] > 0
     if not residency.any():
