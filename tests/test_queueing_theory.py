@@ -148,7 +148,6 @@ def test_the_open_model_is_erlang_c_at_every_pool_of_a_jackson_network() -> None
         think_s=0.0,
         delay_s=10.0,
         decode_s=0.0,
-        slack_s=0.0,
         replicas=1,
         streams_per_replica=10,
         slowdown_per_stream=0.0,

@@ -9,7 +9,9 @@ the wait to that moment, rounded up to the retry-after's resolution rho, and the
 client comes back a round trip and a uniform share of the retry spread later,
 when the bucket (nobody else drawing on it) admits it with
 V = max(0, tau - RTT - spread - rounding); the refused time is that wait, the
-round trip, the spread and the rest of the upload after admission.
+round trip, the spread and the rest of the upload after admission, which also
+pays the debt down before the turn goes on (an admitted request has uploaded
+by then).
 
 Between two admissions the agent spends a gap A_k: the rest of turn k - 1
 after the gateway, its tool, and turn k up to the gateway (the think time
@@ -147,18 +149,17 @@ def _admit(
     spread = (np.arange(SPREAD_NODES) + 0.5) / SPREAD_NODES * bucket.spread_s
     back = np.maximum(tau - bucket.rtt_s - rounding[:, None] - spread[None, :], 0.0)
     refused_mass = arrived * over
-    cost_s = (
-        bucket.rtt_s
-        + told
-        + bucket.spread_s / 2
-        + max(0.0, bucket.upload_s[turn] - bucket.rtt_s / 2)
-    )
+    rest_s = max(0.0, bucket.upload_s[turn] - bucket.rtt_s / 2)
+    cost_s = bucket.rtt_s + told + bucket.spread_s / 2 + rest_s
     refused = float(refused_mass @ cost_s)
     after = np.zeros_like(arrived)
     admitted = np.where(over, 0.0, arrived)
     _add(after, grid + bucket.cost_s[turn], admitted, step_s)
+    # A refused request's upload follows its admission, so the bucket's debt is that much
+    # paid down before the rest of the turn (an admitted one uploads before it arrives).
     for column in range(SPREAD_NODES):
-        _add(after, back[:, column] + bucket.cost_s[turn], refused_mass / SPREAD_NODES, step_s)
+        paid = np.maximum(back[:, column] + bucket.cost_s[turn] - rest_s, 0.0)
+        _add(after, paid, refused_mass / SPREAD_NODES, step_s)
     return refused, after
 
 

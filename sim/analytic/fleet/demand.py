@@ -83,9 +83,6 @@ class FleetDemand:
     """Think time plus every second of the rollout that holds no pool."""
     decode_s: float
     """Decode seconds per rollout at the lone-stream rate (the batching curve stretches it)."""
-    slack_s: float
-    """Per turn, how much longer prefill runs than the parallel classifiers (>= 0): a
-    classifier wait shorter than this is hidden behind prefill."""
     replicas: int
     streams_per_replica: int
     slowdown_per_stream: float
@@ -219,7 +216,6 @@ def fleet_demand(
         think_s=scenario.load.think_time_s.mean,
         delay_s=scenario.load.think_time_s.mean + e.e2e_s - on_path,
         decode_s=stage[Stage.DECODE],
-        slack_s=max(0.0, stage[Stage.PREFILL] - side_s[Side.PARALLEL_SAFETY]) / turns,
         replicas=c.inference_replicas,
         streams_per_replica=c.streams_per_replica,
         replica_routing=(

@@ -8,13 +8,18 @@ the DES (``tests/test_fleet_model.py``, ``docs/load.md``).  Three parts of the
 fleet are not product form and are approximated:
 
 - **side holdings** (overlapped post work, the parallel classifiers) load their
-  pool but only the parallel classifiers' wait can delay a turn, and only by
-  what prefill does not hide: with the wait exponential when it happens (an
-  M/M/c wait), the expected exposed part is ``w exp(-slack P(wait) / w)`` for a
-  mean wait ``w`` per visit and a prefill longer than the classifiers by ``slack``.
-  The turn holds its inference slot meanwhile, which counts in the slot's
-  utilization but not as inference work (it would otherwise bound the
-  throughput a second time).
+  pool; the overlapped post work is off the path.  The parallel classifiers are
+  waited for, and their jobs are not held back by the population: each arrives
+  as its turn's blocking classifier leaves, whatever the others do.  The arrival
+  theorem counts every job at the pool as a customer kept elsewhere while it
+  waits, so it finds about half the queue the DES does there (at the codex-spark
+  knee over HTTP: 4.2 waiting against 7.3), while the DES's parallel jobs hide
+  most of their own wait behind prefill (4 ms a turn exposed of 23).  So a
+  pool's whole wait per cycle, ``D / c x E[(J - c + 1)+]``, lies on the path,
+  its joined side visits counted as path visits: the closed class of a mixed
+  network, whose demand the open class's load stretches to
+  ``D_path / (1 - U_side)``, which is ``D`` at saturation (Lazowska, Zahorjan,
+  Graham and Sevcik, *Quantitative System Performance*, 1984, ch. 7).
 - **the batching curve**: an arriving stream joins the least-loaded replica,
   which then holds about ``busy / replicas - 1/2`` other streams (``busy`` from
   the previous population, as the arrival theorem has it), and its decode is
@@ -41,7 +46,7 @@ from sim.analytic.fleet.queueing import MvaRows, closed_mva, erlang_c, mmc_wait_
 from sim.analytic.fleet.rate_limit import overload_reason
 from sim.analytic.fleet.replica_queues import pooled
 
-_SAFETY, _INFERENCE = POOLS.index(Pool.SAFETY), POOLS.index(Pool.INFERENCE)
+_INFERENCE = POOLS.index(Pool.INFERENCE)
 _FIXED_POINT_STEPS = 200
 _NEVER_QUEUES = 2**60
 """Servers of a pool that can never queue, as the solvers see it."""
@@ -60,22 +65,13 @@ class _Network:
         self.base_s = np.array([p.demand_s for p in pools])
         self.visits = np.array([max(p.visits, 1e-300) for p in pools])
         self.path_share = np.array([p.path_s / p.demand_s if p.demand_s else 0.0 for p in pools])
-        self.path_visits = np.array([p.path_visits for p in pools]) / self.visits
-        self.before_visits = np.array([p.visits_before_first_token for p in pools])
-        self.joined = demand.pools[Pool.SAFETY].joined_visits
-        # Of the waits a turn's path makes at a pool, the share before the first token
-        # (the parallel classifiers gate the first token).
-        gating = self.before_visits + np.array([p.joined_visits for p in pools])
+        # The joined side holdings' waits are on the path (the module's docstring), and
+        # before the first token, which the parallel classifiers gate.
         on_path = np.array([p.path_visits + p.joined_visits for p in pools])
+        gating = np.array([p.visits_before_first_token + p.joined_visits for p in pools])
+        self.path_visits = on_path / self.visits
+        self.before_visits = gating
         self.before_share = np.divide(gating, on_path, out=np.zeros_like(gating), where=on_path > 0)
-
-    def exposed_s(self, wait: np.ndarray, probability: np.ndarray) -> np.ndarray:
-        """Per rollout: what the parallel classifiers' waits add to the turns' paths."""
-        w = wait[..., _SAFETY] / self.visits[_SAFETY]
-        slack = self.d.slack_s * probability[..., _SAFETY]
-        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            hidden = np.where(w > 0, np.exp(-slack / w), 0.0)
-        return self.joined * w * hidden
 
     def stretch_s(self, busy: np.ndarray) -> np.ndarray:
         """Extra decode seconds per rollout from the batch an arriving stream joins."""
@@ -93,10 +89,9 @@ class _Network:
         return demand
 
     def cycle_s(self, demand: np.ndarray, wait: np.ndarray, probability: np.ndarray) -> np.ndarray:
-        """Think time + the rollout's critical path: its path service, its path waits and
-        what the parallel classifiers' waits add (while the turn holds its slot)."""
-        exposed = self.exposed_s(wait, probability) * (demand[:, _SAFETY] > 0)
-        return self.d.delay_s + demand @ self.path_share + wait @ self.path_visits + exposed
+        """Think time + the rollout's critical path: its path service and its path waits
+        (``wait_probability``, part of the solver's interface, is not needed)."""
+        return self.d.delay_s + demand @ self.path_share + wait @ self.path_visits
 
     def point(
         self,
@@ -110,28 +105,22 @@ class _Network:
         throughput bound made it longer than the path, the rest is waiting at the
         bottleneck."""
         d = self.d
-        exposed = float(self.exposed_s(wait[None, :], probability[None, :])[0])
         path_cycle_s = float(self.cycle_s(demand[None, :], wait[None, :], probability[None, :])[0])
         cycle_s = path_cycle_s if agents is None else max(path_cycle_s, agents / rate)
         path_wait = wait * self.path_visits
-        path_wait[_SAFETY] += exposed
         bottleneck = int(np.argmax(demand / self.servers))
         beyond_s = cycle_s - path_cycle_s
         path_wait[bottleneck] += beyond_s
-        held = demand.copy()
-        # The slot stays taken while the classifiers finish; past saturation more turns
-        # would hold one than there are, and the rest wait for a slot instead.
-        held[_INFERENCE] = min(demand[_INFERENCE] + exposed, self.servers[_INFERENCE] / rate)
-        first_token = (wait / self.visits) @ self.before_visits + exposed
+        first_token = (wait / self.visits) @ self.before_visits
         first_token += beyond_s * self.before_share[bottleneck]
         return FleetPoint(
             agents=agents,
             rollouts_per_s=rate,
             e2e_s=cycle_s - d.think_s,
             ttft_s=float((d.expectation.ttft_sum_s + first_token) / d.turns),
-            utilization={p: float(rate * held[i] / self.servers[i]) for i, p in enumerate(POOLS)},
+            utilization={p: float(rate * demand[i] / self.servers[i]) for i, p in enumerate(POOLS)},
             queue_length={p: float(rate * wait[i]) for i, p in enumerate(POOLS)},
-            residence_s={p: float(held[i] + wait[i]) for i, p in enumerate(POOLS)},
+            residence_s={p: float(demand[i] + wait[i]) for i, p in enumerate(POOLS)},
             path_wait_s={p: float(path_wait[i]) for i, p in enumerate(POOLS)},
             wait_probability={p: float(probability[i]) for i, p in enumerate(POOLS)},
             decode_s=float(d.decode_s + demand[_INFERENCE] - self.base_s[_INFERENCE]),
