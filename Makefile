@@ -57,8 +57,20 @@ $(VENV)/.engine: pyproject.toml $(VENV)/.installed-core
 demo: $(VENV)/.installed-core  ## the headline: per-request HTTP vs WebSocket mode on codex-spark
 	$(BIN)/loopbudget compare codex-spark:http codex-spark:ws
 
+# The suite in two streams at once. The tests that measure real time (live servers, the
+# browser) run one after another at the machine's normal priority; the others run on every
+# core (pytest-xdist) at the lowest priority (nice 19), so they take only the CPU the
+# real-time tests leave while those wait on their servers, and hardly delay them. The report
+# of the second stream follows the first; either failing fails the target.
 test: setup engine lint  ## lint, then the whole test suite (builds the real engine first)
-	$(BIN)/python -m pytest
+	@mkdir -p build
+	nice -n 19 $(BIN)/python -m pytest -p no:cacheprovider -n auto -m "not live and not browser" \
+		> build/test-on-every-core.log 2>&1 & on_cores=$$!; \
+	$(BIN)/python -m pytest -p no:cacheprovider -m "live or browser"; real_time=$$?; \
+	wait $$on_cores; rest=$$?; \
+	echo "-- the tests that measure no real time, on every core at nice 19:"; \
+	cat build/test-on-every-core.log; \
+	exit $$(( real_time || rest ))
 
 test-fast: setup  ## the fast loop for every change: no fleets, live servers, browser or notebooks
 	$(BIN)/python -m pytest -m "not slow and not live and not browser and not notebook"
