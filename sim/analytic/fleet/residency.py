@@ -9,8 +9,9 @@ e2e)), how many of them write to the tagged session's replica (affinity binds
 each new connection to the replica with the fewest, so they are spread
 evenly; a hash spreads them binomially; the other policies send every turn
 anywhere, 1/R to each replica), the size of a live session's entry at a
-random moment (turn k weighted by its share of the rollout's time), the
-rollouts ending per replica and the history they leave.  LRU then evicts by
+random moment (turn k weighted by its share of the rollout's time) and of the
+one it holds in use (the history turn k took, weighted by its prefill and
+decode), the rollouts ending per replica and the history they leave.  LRU then evicts by
 stack distance and ttl-pin is a loss system (``replica_memory``).  The load
 depends on the hit rate (a miss prefills the history again, which lengthens
 every turn), so the two are solved together: a fixed point on the rollout's
