@@ -29,6 +29,7 @@ from rich.progress import (
 from rich.progress import Task as ProgressTask
 from rich.text import Text
 
+from models.scenario import Scenario
 from sim.analysis.run import Engine
 from sim.report.progress import progress_bar
 from sim.sweep.cluster import check_address, check_workers, client
@@ -41,6 +42,11 @@ from sim.sweep.store import ResultsDir, failures, read_results
 from sim.sweep.sweepfile import Sweep
 from sim.sweep.tasks import Context, Task, run_chunk_table
 from sim.sweep.work import WorkTally
+
+KEPT_SCENARIOS = 20_000
+"""Points of an analytic sweep run in this process whose scenarios, validated to
+fingerprint them, are kept for the run instead of validated again (about 3 kB each
+when a point changes one section); a larger sweep validates each point twice."""
 
 Part = tuple[int, pa.Table]
 """A finished chunk: its number and its rows."""
@@ -93,11 +99,14 @@ def run_sweep(
     if scheduler is not None:
         check_address(scheduler)
     results = ResultsDir(out)
+    in_process = workers == 0 and scheduler is None
+    keep = in_process and sweep.file.engine is Engine.ANALYTIC and sweep.runs <= KEPT_SCENARIOS
+    known: dict[int, Scenario] | None = {} if keep else None
     with writer_lock(out):
-        resolved = _resolve(sweep, show_progress)
+        resolved = _resolve(sweep, show_progress, known)
         survey = results.survey(sweep, resume, resolved)
         context = sweep_context(sweep)
-        chunks = chunk_tasks(sweep)
+        chunks = chunk_tasks(sweep, resolved)
         pending = {n: tasks for n, tasks in enumerate(chunks) if n not in survey.finished}
         resumed = sum(len(tasks) for n, tasks in enumerate(chunks) if n in survey.finished)
         opened = time.perf_counter()
@@ -105,7 +114,7 @@ def run_sweep(
             results.prepare(sweep, survey, resolved)
             started = time.perf_counter()
             if dask is None:
-                evaluated = _in_process(context, pending)
+                evaluated = _in_process(context, pending, known)
             else:
                 evaluated = _on_dask(dask, context, pending)
             unit = "points" if len(sweep.seeds) == 1 else "points x seeds"
@@ -132,9 +141,10 @@ def run_sweep(
     )
 
 
-def _resolve(sweep: Sweep, show_progress: bool) -> Resolved:
-    """Every point resolved and fingerprinted, with a bar of its own; a DES sweep's work is
-    added up meanwhile and refused over its cap (``WorkTally``)."""
+def _resolve(sweep: Sweep, show_progress: bool, keep: dict[int, Scenario] | None) -> Resolved:
+    """Every point resolved and fingerprinted, with a bar of its own (each valid point's
+    scenario put in ``keep``); a DES sweep's work is added up meanwhile and refused over
+    its cap (``WorkTally``)."""
     points = sweep.runs // len(sweep.seeds)
     tally = WorkTally(sweep, sweep.source) if sweep.file.engine is Engine.DES else None
     with _progress(f"{sweep.file.name}: resolving", points, 0, "points", show_progress) as bar:
@@ -143,6 +153,7 @@ def _resolve(sweep: Sweep, show_progress: bool) -> Resolved:
             package_version(),
             lambda n: bar[0].advance(bar[1], n),
             tally.visit if tally is not None else None,
+            keep,
         )
 
 
@@ -166,21 +177,28 @@ def sweep_context(sweep: Sweep) -> Context:
     )
 
 
-def chunk_tasks(sweep: Sweep) -> list[list[Task]]:
-    """The runs (point x seed) in canonical order, cut into chunks of ``points_per_part``."""
+def chunk_tasks(sweep: Sweep, resolved: Resolved | None = None) -> list[list[Task]]:
+    """The runs (point x seed) in canonical order, cut into chunks of ``points_per_part``;
+    with ``resolved``, each carries its point's scenario hash."""
+    points = expand(sweep.file)
+    hashes: list[str | None] = [None] * len(points)
+    if resolved is not None:
+        hashes = [found.decode() for found in resolved.hashes.tolist()]
     tasks = [
-        Task(point, seed, assignments)
-        for point, assignments in enumerate(expand(sweep.file))
+        Task(point, seed, assignments, hashes[point])
+        for point, assignments in enumerate(points)
         for seed in sweep.seeds
     ]
     size = sweep.points_per_part
     return [tasks[first : first + size] for first in range(0, len(tasks), size)]
 
 
-def _in_process(context: Context, pending: dict[int, list[Task]]) -> Iterator[Part]:
-    """Chunks evaluated here, in order."""
+def _in_process(
+    context: Context, pending: dict[int, list[Task]], known: dict[int, Scenario] | None
+) -> Iterator[Part]:
+    """Chunks evaluated here, in order (``known``: points' scenarios already validated)."""
     for number, tasks in pending.items():
-        yield number, run_chunk_table(context, tasks)
+        yield number, run_chunk_table(context, tasks, known)
 
 
 def _on_dask(client: Any, context: Context, pending: dict[int, list[Task]]) -> Iterator[Part]:

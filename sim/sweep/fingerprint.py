@@ -14,6 +14,7 @@ taken for the one it replaces.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable
@@ -87,9 +88,10 @@ def resolve(
     version: str,
     advance: Callable[[int], None] | None = None,
     visit: Callable[[Scenario], None] | None = None,
+    keep: dict[int, Scenario] | None = None,
 ) -> Resolved:
     """Resolve every point of ``sweep`` (``advance`` is told of each, ``visit`` sees each
-    resolved scenario) and fingerprint them."""
+    resolved scenario, ``keep`` gets it by point number) and fingerprint them."""
     head = {
         "sweep": sweep.file.model_dump(mode="json"),
         "seeds": sweep.seeds,
@@ -100,11 +102,25 @@ def resolve(
     validated = Points(sweep.base_raw)
     hashes = np.empty(len(points), dtype=f"S{HASH_DIGITS}")
     for index, assignments in enumerate(points):
-        hashes[index] = point_hash(sweep.base_raw, assignments, visit, validated)
+        seen = visit
+        if keep is not None:
+            seen = functools.partial(_kept, keep, index, visit)
+        hashes[index] = point_hash(sweep.base_raw, assignments, seen, validated)
         if advance is not None:
             advance(1)
     digest.update(hashes.tobytes())
     return Resolved(hashes, digest.hexdigest())
+
+
+def _kept(
+    keep: dict[int, Scenario],
+    point: int,
+    visit: Callable[[Scenario], None] | None,
+    scenario: Scenario,
+) -> None:
+    keep[point] = scenario
+    if visit is not None:
+        visit(scenario)
 
 
 def part_metadata(

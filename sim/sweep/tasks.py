@@ -53,6 +53,9 @@ class Task:
     point: int
     seed: int
     assignments: dict[str, Any]
+    scenario_hash: str | None = None
+    """The point's scenario hash when the sweep resolved it first (``sim.sweep.fingerprint``):
+    the seed is not hashed, so it is this run's too and is not computed again."""
 
     def head(self, context: Context) -> Head:
         params = {
@@ -62,10 +65,16 @@ class Task:
         return Head(self.point, params, self.seed, context.engine.value)
 
 
-def run_chunk_table(context: Context, tasks: list[Task]) -> pa.Table:
-    """A chunk's rows as an Arrow table: what travels back from a worker and becomes a part."""
+def run_chunk_table(
+    context: Context, tasks: list[Task], known: dict[int, Scenario] | None = None
+) -> pa.Table:
+    """A chunk's rows as an Arrow table: what travels back from a worker and becomes a part.
+
+    ``known`` (in this process) holds points' scenarios as the sweep resolved them; an
+    analytic chunk takes its points' out of it instead of validating them again.
+    """
     if context.engine is Engine.ANALYTIC:
-        return part_table(context, tasks, _analytic(context, tasks))
+        return part_table(context, tasks, _analytic(context, tasks, known or {}))
     return to_table([row for task in tasks for row in _des(context, task)], context.axis_kinds)
 
 
@@ -87,7 +96,7 @@ def _des(context: Context, task: Task) -> list[dict[str, Any]]:
         return error_rows(head, context.transports, context.baseline, error)
 
 
-def _analytic(context: Context, tasks: list[Task]) -> Evaluated:
+def _analytic(context: Context, tasks: list[Task], known: dict[int, Scenario]) -> Evaluated:
     """The valid points of all tasks evaluated together: one batched pass per transport.
 
     Points are validated against the sweep's base once (``Points``) and hashed once.
@@ -95,10 +104,14 @@ def _analytic(context: Context, tasks: list[Task]) -> Evaluated:
     reduction would.
     """
     points = Points(context.base_raw)
+    passed: set[int] = set()
     scenarios: list[Scenario | Exception] = []
     for task in tasks:
         try:
-            scenarios.append(analytic_scenario(context, task, points))
+            resolved = known.pop(task.point, None)
+            if resolved is not None and resolved.seed != task.seed:
+                resolved = None
+            scenarios.append(analytic_scenario(context, task, points, passed, resolved))
         except Exception as error:
             scenarios.append(error)
     valid = [index for index, s in enumerate(scenarios) if isinstance(s, Scenario)]
@@ -120,7 +133,11 @@ def _analytic(context: Context, tasks: list[Task]) -> Evaluated:
         keep = np.flatnonzero(~nothing_to_reduce)
         expectations = {t: e.take(keep) for t, e in expectations.items()}
         valid = [valid[row] for row in keep.tolist()]
-    hashes = [points.hash(s) for s in scenarios if isinstance(s, Scenario)]
+    hashes = [
+        points.hash(s) if task.scenario_hash is None else task.scenario_hash
+        for task, s in zip(tasks, scenarios, strict=True)
+        if isinstance(s, Scenario)
+    ]
     return Evaluated(scenarios, valid, expectations, hashes)
 
 
@@ -136,9 +153,22 @@ def _zero_baseline(context: Context, expectations: dict[Transport, Expectations]
     return zero
 
 
-def analytic_scenario(context: Context, task: Task, points: Points | None = None) -> Scenario:
-    """A point's scenario, refused where ``execute`` refuses the analytic engine."""
-    if points is None:
+def analytic_scenario(
+    context: Context,
+    task: Task,
+    points: Points | None = None,
+    passed: set[int] | None = None,
+    resolved: Scenario | None = None,
+) -> Scenario:
+    """A point's scenario, refused where ``execute`` refuses the analytic engine.
+
+    ``passed`` holds the longest-rollout lengths already checked and let through: the
+    check depends on nothing else (and the caps), so a chunk checks each length once.
+    ``resolved`` is the point's scenario with the task's seed, already validated.
+    """
+    if resolved is not None:
+        scenario = resolved
+    elif points is None:
         scenario = point_scenario(context.base_raw, task.assignments, task.seed)
     else:
         scenario = points.scenario(task.assignments, task.seed)
@@ -147,7 +177,11 @@ def analytic_scenario(context: Context, task: Task, points: Points | None = None
             "engine = 'analytic': it models one agent without contention or rate limits; "
             "use engine = 'des', or load.agents = 1 and no rate_limit"
         )
-    check_rollout_length(f"point {task.point}", scenario)
+    longest = longest_rollout_turns(scenario)
+    if passed is None or longest not in passed:
+        check_rollout_length(f"point {task.point}", scenario)
+        if passed is not None:
+            passed.add(longest)
     return scenario
 
 

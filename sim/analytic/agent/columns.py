@@ -59,6 +59,12 @@ class ObjectColumn(Generic[T]):
         return cls(tuple(distinct), index)
 
     @staticmethod
+    def of_numbers(numbers: np.ndarray) -> ObjectColumn[float]:
+        """The column of a float array's values, as Python floats, each distinct one once."""
+        distinct, index = np.unique(numbers, return_inverse=True)
+        return ObjectColumn(tuple(distinct.tolist()), index.reshape(-1))
+
+    @staticmethod
     def zip(*columns: ObjectColumn[Any]) -> ObjectColumn[tuple[Any, ...]]:
         """Each point's values of several columns as one tuple (distinct tuples stored once)."""
         key = np.zeros_like(columns[0].index)
@@ -79,8 +85,10 @@ class ObjectColumn(Generic[T]):
         return int(self.index.size)
 
     def take(self, rows: np.ndarray) -> ObjectColumn[T]:
-        """The column of the points ``rows`` only."""
-        return ObjectColumn(self.values, self.index[rows])
+        """The column of the points ``rows`` only, holding only the values they hold (what
+        is evaluated once per distinct value is then evaluated for those alone)."""
+        held, index = np.unique(self.index[rows], return_inverse=True)
+        return ObjectColumn(tuple(self.values[i] for i in held.tolist()), index.reshape(-1))
 
     def groups(self) -> Iterator[tuple[T, np.ndarray]]:
         """Each distinct value with the points that hold it."""

@@ -37,10 +37,11 @@ import numpy as np
 
 from sim.analytic.agent.age_grid import grid_cold_probability
 from sim.analytic.agent.columns import ObjectColumn, take_points
+from sim.analytic.agent.decode_columns import decode_laplace, noise_cumulants
 from sim.analytic.agent.expected_draws import ExpectedDraws
 from sim.analytic.agent.layout import TurnCount, total
 from sim.analytic.agent.session_connection import session_cold_probability
-from sim.analytic.agent.turn_time import DecodeTime, cumulants
+from sim.analytic.agent.turn_time import DecodeTime
 
 ROTATION_BOUND = 1e-6
 """Expected rotations per rollout below which rotation is left out (the closed form)."""
@@ -86,29 +87,25 @@ def websocket(
     c = columns.connection
     drops_per_s = c.ws_drops_per_hour / 3600.0
     lifetime_s = c.ws_lifetime_s
-    decode = ObjectColumn.zip(draws.output_tokens, draws.decode_tps).convert(
-        lambda parts: DecodeTime(*parts)
-    )
-    noise = ObjectColumn.zip(decode, draws.tool_time_s)
     steps = np.count_nonzero(count.reach[:, 1:] > 0, axis=1)
     session = columns.connection.reuse_across_rollouts[:, 0] > 0
+    noise = noise_cumulants(draws.output_tokens, draws.decode_tps, draws.tool_time_s)
     rotations = _rotation_bound(noise, steps, cold_s, warm_s, lifetime_s)
     on_grid = ~session & (rotations > ROTATION_BOUND)
     # Without drops nothing is lost between turns: exactly 1, not a quadrature's 1 - 1e-16.
-    random_part = decode.map_with(_laplace, drops_per_s) * draws.tool_time_s.map_with(
-        _laplace, drops_per_s
-    )
+    random_part = decode_laplace(
+        draws.output_tokens, draws.decode_tps, drops_per_s
+    ) * draws.tool_time_s.map_with(_laplace, drops_per_s)
     random_part = np.where(drops_per_s > 0, random_part, 1.0)
     survive_cold = np.exp(-drops_per_s * cold_s) * random_part
     survive_warm = np.exp(-drops_per_s * warm_s) * random_part
     probability = np.ones(count.reach.shape)
     probability[:, 1:] = affine_scan(1.0 - survive_warm, survive_warm - survive_cold)[:, :-1]
-    for point in np.flatnonzero(on_grid):
+    for point in np.flatnonzero(on_grid).tolist():
         n = steps[point]
-        point_decode, point_tool_s = noise.values[noise.index[point]]
         probability[point, : n + 1] = grid_cold_probability(
-            point_decode,
-            point_tool_s,
+            _decode_time(draws, point),
+            draws.tool_time_s.values[draws.tool_time_s.index[point]],
             float(drops_per_s[point, 0]),
             float(lifetime_s[point, 0]),
             cold_s[point, :n],
@@ -118,7 +115,9 @@ def websocket(
         rows = np.flatnonzero(session)
         probability[rows] = session_cold_probability(
             take_points(columns, rows),
-            decode.take(rows),
+            ObjectColumn.zip(draws.output_tokens, draws.decode_tps)
+            .take(rows)
+            .convert(lambda parts: DecodeTime(*parts)),
             draws.tool_time_s.take(rows),
             TurnCount(count.reach[rows], count.last[rows]),
             cold_s[rows],
@@ -151,15 +150,21 @@ def _laplace(distribution: Any, s: np.ndarray) -> np.ndarray:
     return distribution.laplace(s)
 
 
+def _decode_time(draws: ExpectedDraws, point: int) -> DecodeTime:
+    """One point's decode time."""
+    tokens, rates = draws.output_tokens, draws.decode_tps
+    return DecodeTime(tokens.values[tokens.index[point]], rates.values[rates.index[point]])
+
+
 def _rotation_bound(
-    noise: ObjectColumn[tuple[DecodeTime, Any]],
+    noise: np.ndarray,
     steps: np.ndarray,
     cold_s: np.ndarray,
     warm_s: np.ndarray,
     lifetime_s: np.ndarray,
 ) -> np.ndarray:
     """Per point, a bound on the expected rotations in a rollout (see the module docstring)."""
-    mean_s, variance, fourth = noise.map(lambda parts: cumulants(*parts)).T
+    mean_s, variance, fourth = noise.T
     before_last = np.arange(cold_s.shape[1]) < steps[:, None]
     start_s = total(np.where(before_last, np.maximum(cold_s, warm_s), 0.0)) + steps * mean_s
     spread = steps * variance

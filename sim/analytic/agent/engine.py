@@ -29,7 +29,7 @@ from sim.analytic.agent.columns import column_form, take_points
 from sim.analytic.agent.compacting import compacting_sums
 from sim.analytic.agent.connection_loss import ColdTurns, keep_alive, websocket
 from sim.analytic.agent.excess import Excess, parallel_excess
-from sim.analytic.agent.expectations import Approximation, Expectation, Expectations
+from sim.analytic.agent.expectations import Approximation, Expectation, Expectations, stitch
 from sim.analytic.agent.expected_draws import expected_draws
 from sim.analytic.agent.layout import (
     FIRST,
@@ -60,6 +60,8 @@ from sim.analytic.agent.turn_table import (
 from sim.turn.transports import Transport, cached_prompt_tokens, turn_work
 
 _REQUEST = [STAGE_COLUMN[s] for s in STAGES if s is not Stage.TOOL]
+BLOCK_POINTS = 4096
+"""Points evaluated together at most; a larger column form is evaluated block by block."""
 
 
 def expect(
@@ -91,6 +93,16 @@ def expect_columns(
     residency each turn re-prefills the history its replica no longer holds:
     ``missing_tokens`` (points, turns) when given, else the single agent's
     (``sim.analytic.agent.prefix_survival``)."""
+    if columns.points > BLOCK_POINTS:
+        # A point's results do not depend on its batch; blocks keep the (points, turns)
+        # temporaries small enough for the allocator to reuse rather than map afresh.
+        blocks = np.array_split(np.arange(columns.points), -(-columns.points // BLOCK_POINTS))
+        held = [None if missing_tokens is None else missing_tokens[rows] for rows in blocks]
+        done = [
+            (rows, expect_columns(take_points(columns, rows), transport, block_held))
+            for rows, block_held in zip(blocks, held, strict=True)
+        ]
+        return stitch(done, columns.points)
     parts = _parts(columns, transport)
     residency = columns.kv_cache.residency[:, 0] > 0
     if not residency.any():
@@ -149,17 +161,11 @@ def _expect_uncompacted(columns: Any, transport: Transport) -> TurnParts:
     excess = parallel_excess(columns, draws, count, work)
     cached = cached_prompt_tokens(columns, probes)
     hidden_s = expected_hidden_post_s(columns, draws) * (1.0 - PROBE_LAST)
-    quantities = np.stack(
-        [
-            _quantities(
-                stage_costs(columns, w, parallel_excess_s=e, post_hidden_s=hidden_s),
-                w,
-                cached,
-                probes.shape,
-            )
-            for w, e in zip(work, excess.at_probes, strict=True)
-        ]
-    )
+    # Both variants written into one array as they are computed (no stacked copy).
+    quantities = np.empty((len(work), *probes.shape, QUANTITIES))
+    for variant, (w, e) in enumerate(zip(work, excess.at_probes, strict=True)):
+        costs = stage_costs(columns, w, parallel_excess_s=e, post_hidden_s=hidden_s)
+        _quantities(costs, w, cached, quantities[variant])
     cold = _cold_turns(columns, draws, count, transport, quantities, excess)
     sums = rollout_sum(quantities, count, cold.probability) + _later_excess(count, cold, excess)
     no = np.zeros(columns.points, dtype=bool)
@@ -209,18 +215,14 @@ def _cold_turn_count(count: TurnCount, cold: ColdTurns) -> np.ndarray:
     return cold.probability[:, 0] + total(later)
 
 
-def _quantities(
-    costs: TurnCosts, work: Work, cached: np.ndarray, shape: tuple[int, ...]
-) -> np.ndarray:
-    """Shape (points, probes, QUANTITIES): every stage, TTFT, API and safety work, cached and
-    uncached prompt tokens."""
+def _quantities(costs: TurnCosts, work: Work, cached: np.ndarray, out: np.ndarray) -> None:
+    """Into ``out``, shape (points, probes, QUANTITIES): every stage, TTFT, API and safety
+    work, cached and uncached prompt tokens."""
     columns = [costs.stage_s[stage] for stage in STAGES]
     columns += [costs.ttft_s, costs.api_cpu_s, costs.safety_cpu_s]
     columns += [cached, work.prompt_tokens_uncached]
-    out = np.empty((*shape, len(columns)))
     for index, values in enumerate(columns):
         out[..., index] = values
-    return out
 
 
 def _cold_turns(

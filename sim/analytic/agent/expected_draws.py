@@ -50,11 +50,11 @@ class ExpectedDraws:
 def expected_draws(columns: Any) -> ExpectedDraws:
     """The draws of the scenarios in ``columns`` (a column form)."""
     w = columns.workload
-    overhead_s = ObjectColumn.of((columns.client.parallel_call_overhead_ms[:, 0] * 1e-3).tolist())
+    overhead_s = ObjectColumn.of_numbers(columns.client.parallel_call_overhead_ms[:, 0] * 1e-3)
     tool_time = ObjectColumn.zip(w.tools, w.parallel_calls_per_turn, overhead_s).convert(
         lambda parts: turn_tool_time(tool_mixture(parts[0], "time_s"), *parts[1:])
     )
-    cap = ObjectColumn.of(columns.compaction.tool_output_cap_tokens[:, 0].tolist())
+    cap = ObjectColumn.of_numbers(columns.compaction.tool_output_cap_tokens[:, 0])
     tool_output = ObjectColumn.zip(w.tools, w.parallel_calls_per_turn, cap).convert(
         lambda parts: turn_tool_output(
             capped(tool_mixture(parts[0], "output_tokens"), parts[2]), parts[1]

@@ -54,13 +54,13 @@ def cumulants(*parts: Any) -> tuple[float, float, float]:
     ``raw_moment``); kept for the parts seen last (a sweep asks again and again)."""
     mean = variance = fourth = 0.0
     for part in parts:
-        m1, spread, central_4 = _moments(part)
+        m1, spread, central_4 = moments(part)
         mean, variance, fourth = mean + m1, variance + spread, fourth + central_4 - 3 * spread**2
     return mean, variance, fourth
 
 
 @lru_cache(maxsize=1024)
-def _moments(part: Any) -> tuple[float, float, float]:
+def moments(part: Any) -> tuple[float, float, float]:
     """Mean, variance and fourth central moment of one part, kept on their own: a sweep's
     points differ in one part (the decode time) and share the others (the tool mix)."""
     m1, m2, m3, m4 = (part.raw_moment(n) for n in range(1, 5))
