@@ -34,7 +34,7 @@ RESIDENCY = [case["name"] for case in cases("residency")]
 KNEE = [case["name"] for case in cases("knee")]
 RATE_LIMIT = [case["name"] for case in cases("rate-limit")]
 AFFINITY = [case["name"] for case in cases("affinity")]
-OUTSIDE_TWO_POINTS = {"ttl-pin affinity 120 GB": 0.024, "lru consistent-hash 20 GB": -0.023}
+OUTSIDE_TWO_POINTS = {"ttl-pin affinity 120 GB": 0.024}
 """Fleet cases whose analytic hit rate is measured outside 2 points of the DES (analytic -
 DES)."""
 

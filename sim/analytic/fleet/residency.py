@@ -9,8 +9,9 @@ e2e)), how many of them write to the tagged session's replica (affinity binds
 each new connection to the replica with the fewest, so they are spread
 evenly; a hash spreads them binomially; the other policies send every turn
 anywhere, 1/R to each replica), the size of a live session's entry at a
-random moment (turn k weighted by its share of the rollout's time), the
-rollouts ending per replica and the history they leave.  LRU then evicts by
+random moment (turn k weighted by its share of the rollout's time) and of the
+one it holds in use (the history turn k took, weighted by its prefill and
+decode), the rollouts ending per replica and the history they leave.  LRU then evicts by
 stack distance and ttl-pin is a loss system (``replica_memory``).  The load
 depends on the hit rate (a miss prefills the history again, which lengthens
 every turn), so the two are solved together: a fixed point on the rollout's
@@ -124,11 +125,10 @@ def _memory(
     if setting.pinned:
         return Memory.pinned(grid, _pinned_offered(setting, table, load, bound))
     others, mean_others = _others(setting.routing, replicas, load)
-    sizes = _live_sizes(table, np.ones_like(held))
     neighbours = Neighbours(
         others=others,
-        in_use=_live_sizes(table, held),
-        written=sizes,
+        in_use=_in_use_sizes(table, held),
+        written=_live_sizes(table),
         touches=_touches(table, visit, visit * mean_others),
         ends_per_s=load.rollouts_per_s * share,
         ended=left_behind(table, 1.0),
@@ -173,11 +173,22 @@ def _time_weights(table: TurnTable) -> np.ndarray:
     return weights / weights.sum()
 
 
-def _live_sizes(table: TurnTable, held: np.ndarray) -> Sizes:
-    """A live session's entry at a random moment: the history of the turn it is in, when
-    that turn found it (``held``, the share of its history each turn finds)."""
+def _live_sizes(table: TurnTable) -> Sizes:
+    """A live session's entry at a random moment: the history of the turn it is in."""
     variances = (np.arange(table.reach.size) + 1) * table.growth_variance
-    return Sizes.normal(table.history_tokens, variances, _time_weights(table) * held)
+    return Sizes.normal(table.history_tokens, variances, _time_weights(table))
+
+
+def _in_use_sizes(table: TurnTable, held: np.ndarray) -> Sizes:
+    """The entry a session holds in use: the history its turn took at its prefill (the
+    history before the turn; the first turn takes none), when that turn found it (``held``,
+    the share of its history each turn finds).  A session in use is in turn k for the
+    share of the in-use time turn k takes, its prefill and decode."""
+    busy_s = table.reach * (table.stage_s(Stage.PREFILL) + table.stage_s(Stage.DECODE))
+    found = busy_s * held / busy_s.sum()
+    found[0] = 0.0
+    variances = np.arange(table.reach.size) * table.growth_variance
+    return Sizes.normal(table.prior_tokens, variances, found)
 
 
 def _touches(table: TurnTable, visit: float, writers: float) -> Any:
