@@ -19,7 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-FIXTURE = Path(__file__).resolve().parents[2] / "shared/fixtures/traces/codex-0.66-session.jsonl"
+FIXTURE = (
+    Path(__file__).resolve().parents[1] / "tests" / "data" / "traces" / "codex-0.66-session.jsonl"
+)
 
 
 def write(path: Path, size_bytes: int) -> None:

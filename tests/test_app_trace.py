@@ -21,7 +21,7 @@ from sim.turn.transports import Transport
 
 pytestmark = pytest.mark.slow
 
-FIXTURE = Path(__file__).resolve().parents[2] / "shared/fixtures/traces/codex-0.66-session.jsonl"
+FIXTURE = Path(__file__).resolve().parent / "data" / "traces" / "codex-0.66-session.jsonl"
 ROLLOUTS = 300
 
 
@@ -102,7 +102,6 @@ def test_a_trace_that_cannot_be_used_is_one_line(
         assert mention in error.value, error.value
 
 
-@pytest.mark.skipif(not FIXTURE.exists(), reason="the shared trace fixture is not here")
 def test_a_trace_without_its_transport_asks_for_it(app: AppTest) -> None:
     _upload(app, FIXTURE.name, FIXTURE.read_bytes())
     [error] = app.error

@@ -15,11 +15,7 @@ from sim.traces.read import detect, read_requests, read_rollouts
 from sim.traces.report import ReadReport, TraceError
 from sim.traces.table import Request, ToolCall
 
-FIXTURE = Path("/work/shared/fixtures/traces/codex-0.66-session.jsonl")
-if not FIXTURE.exists():
-    FIXTURE = (
-        Path(__file__).resolve().parents[2] / "shared/fixtures/traces/codex-0.66-session.jsonl"
-    )
+FIXTURE = Path(__file__).resolve().parent / "data" / "traces" / "codex-0.66-session.jsonl"
 
 
 def independent_reading(path: Path) -> dict:
@@ -47,7 +43,6 @@ def independent_reading(path: Path) -> dict:
     return {"usages": usages, "calls": calls, "durations": durations}
 
 
-@pytest.mark.skipif(not FIXTURE.exists(), reason="the shared trace fixture is not here")
 def test_the_codex_fixture_reads_to_the_counts_of_an_independent_reading() -> None:
     truth = independent_reading(FIXTURE)
     report = ReadReport(str(FIXTURE))
