@@ -140,8 +140,8 @@ print(f"the live run measured {measured_reduction:.1%}")
 
 # %% tags=["answer"]
 ANSWER = """
-With the reference profile the model predicts that WebSocket mode saves 1.4% of a
-rollout against stored HTTP and 78.5% against http-full; decode is 41.1% of a
+With the reference profile the model predicts that WebSocket mode saves 1.5% of a
+rollout against stored HTTP and 77.6% against http-full; decode is 40.3% of a
 WebSocket rollout. Against stored HTTP the transports differ only by the API's own
 work (the store's reload, the history validated and rendered again, routing), a few
 tens of milliseconds a turn beside seconds of decode and prefill; the profile was
