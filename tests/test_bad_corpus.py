@@ -16,7 +16,6 @@ import resource
 import shutil
 import signal
 import socket
-import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from app_support import APP, TIMEOUT_S, upload
-from server_cases import TIME_SCALE, Servers, idle_connections, run_http, run_ws
+from bad_corpus import BAD, CASES, case_id
 from streamlit.testing.v1 import AppTest
 from support import CliResult, assert_one_line_error
 
@@ -40,10 +39,7 @@ from sim.sweep.lock import writer_lock
 from sim.sweep.manifest import MANIFEST, read_manifest
 from sim.sweep.store import read_results
 from sim.sweep.sweepfile import load_sweep
-from sim.testbed import clock
 
-BAD = Path(__file__).parent / "data" / "bad"
-CASES: list[dict[str, Any]] = tomllib.loads((BAD / "cases.toml").read_text())["case"]
 DEEP = "[" * 3000 + "]" * 3000
 
 
@@ -178,13 +174,8 @@ def damage(setup: str, results: Path, copy: Path, monkeypatch: pytest.MonkeyPatc
 
 
 CLI_CASES = [case for case in CASES if "args" in case]
-SERVER_CASES = [case for case in CASES if "server" in case]
 API_CASES = [case for case in CASES if "api" in case]
 DASHBOARD_CASES = [case for case in CASES if not {"args", "server", "api"} & set(case)]
-
-
-def case_id(case: dict[str, Any]) -> str:
-    return f"{case['row']}: {case['id']}"
 
 
 @pytest.mark.slow
@@ -276,28 +267,6 @@ def test_every_dashboard_case_is_a_message_and_the_page_keeps_its_state(
 def test_the_corpus_covers_every_row_of_the_issue_and_the_smaller_cases() -> None:
     rows = {case["row"] for case in CASES}
     assert {str(row) for row in range(1, 17)} | {"smaller", "caps"} <= rows
-
-
-@pytest.fixture(scope="module")
-def servers() -> Iterator[Servers]:
-    running = Servers()
-    yield running
-    running.close()
-
-
-@pytest.mark.live
-@pytest.mark.parametrize("case", SERVER_CASES, ids=map(case_id, SERVER_CASES))
-def test_every_server_case_is_the_services_error_shape_and_the_server_goes_on(
-    case: dict[str, Any], servers: Servers
-) -> None:
-    base_url = servers.url(case.get("limits", {}), case.get("time_scale", TIME_SCALE))
-    with idle_connections(base_url, case.get("idle", 0)):
-        if case["server"] == "http":
-            run_http(case, base_url)
-        else:
-            clock.run(lambda: run_ws(case, base_url))
-    # the server answers a valid request afterwards, on a new connection
-    run_http({"requests": [{"body": "{valid}", "status": 200}]}, base_url)
 
 
 @pytest.mark.parametrize("case", API_CASES, ids=map(case_id, API_CASES))
