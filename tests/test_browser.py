@@ -13,16 +13,23 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_harness import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    STARTUP_S,
+    free_port,
+    inside,
+    require_browser,
+    settled_box,
+    wait_until_healthy,
+)
 
 from models.stages import POOLS
 from sim.sweep.execute import run_sweep
@@ -30,22 +37,10 @@ from sim.sweep.sweepfile import load_sweep
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app.py"
 DOCS_SCREENSHOT = ROOT / "docs" / "img" / "dashboard.png"
 SCREENSHOTS = Path(os.environ.get("LOOPBUDGET_SCREENSHOTS", ROOT / "build" / "screenshots"))
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-STARTUP_S = 90
 VIEWPORTS = {"1400x900": {"width": 1400, "height": 900}, "800x900": {"width": 800, "height": 900}}
 CHARTS_PER_VIEW = {
     "Budget": 1,
@@ -84,37 +79,6 @@ TRUNCATED_TEXT = """(root) => {
   return cut;
 }"""
 """The texts on the page that CSS cuts short with an ellipsis."""
-
-
-def require_browser() -> None:
-    """Skip (or, when CI demands a browser, fail) without the system Chromium."""
-    if CHROMIUM.is_file():
-        return
-    reason = f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium)"
-    if os.environ.get("LOOPBUDGET_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"LOOPBUDGET_REQUIRE_BROWSER=1 but {reason}")
-    pytest.skip(reason)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def wait_until_healthy(url: str, server: subprocess.Popen[bytes], log: Path) -> None:
-    """Poll Streamlit's health endpoint until it answers or the server dies."""
-    deadline = time.monotonic() + STARTUP_S
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            pytest.fail(f"streamlit exited with {server.returncode}:\n{log.read_text()}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    pytest.fail(f"streamlit did not answer within {STARTUP_S} s:\n{log.read_text()}")
 
 
 @pytest.fixture(scope="module")
@@ -178,28 +142,6 @@ def opened(browser: Any, url: str, viewport: dict[str, int]) -> Any:
     reduction = page.locator(REDUCTION).first
     expect(reduction).to_have_text(re.compile(r"^\d+\.\d%$"), timeout=STARTUP_S * 1000)
     return page
-
-
-def settled_box(locator: Any) -> dict[str, float]:
-    """The element's box once two readings a quarter second apart agree (Vega redraws a
-    chart when its container's width changes)."""
-    previous = None
-    for _ in range(40):
-        box = locator.bounding_box()
-        if box is not None and box == previous:
-            return box
-        previous = box
-        time.sleep(0.25)
-    raise AssertionError(f"the chart kept moving: {previous}")
-
-
-def inside(box: dict[str, float], outer: dict[str, float], slack_px: float = 1.0) -> bool:
-    return (
-        box["x"] >= outer["x"] - slack_px
-        and box["y"] >= outer["y"] - slack_px
-        and box["x"] + box["width"] <= outer["x"] + outer["width"] + slack_px
-        and box["y"] + box["height"] <= outer["y"] + outer["height"] + slack_px
-    )
 
 
 def check_view(page: Any, view: str, size: str) -> list[str]:
