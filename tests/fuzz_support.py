@@ -104,8 +104,9 @@ def run_cli(args: list[str], cwd: Path) -> Outcome:
         )
 
 
-PROGRESS_LINE = re.compile(r"^.+: [\d.]+/[\d.]+ \(\d+%\), \d+:\d\d:\d\d elapsed")
-"""A progress line, as work without a terminal prints one every few seconds."""
+PROGRESS_LINE = re.compile(r"^.+: [\d,]+\.\d(/[\d,]+ \(\d+%\))?, \d+:\d\d:\d\d elapsed")
+"""A progress line as ``sim.report.progress`` prints one every few seconds without a terminal
+(thousands with commas; no total and share where the work has no total)."""
 
 
 def _no_constant(name: str) -> None:

@@ -10,8 +10,8 @@ the bytes are known to start a request.
 from __future__ import annotations
 
 import time
-from typing import Any
 
+from starlette.types import Scope
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 ARRIVED_AT = "loopbudget.arrived_at_s"
@@ -27,6 +27,6 @@ class ArrivalStampedProtocol(HttpToolsProtocol):
         self.scope["state"][ARRIVED_AT] = arrived_s
 
 
-def arrived_at_s(scope: dict[str, Any] | Any) -> float:
+def arrived_at_s(scope: Scope) -> float:
     """The request's arrival, or now where the server did not stamp it."""
     return float(scope.get("state", {}).get(ARRIVED_AT, time.monotonic()))
