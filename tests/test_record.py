@@ -32,6 +32,8 @@ LOOPBUDGET = Path(sys.executable).with_name("loopbudget")
 TIME_SCALE = 0.1
 ROLLOUTS = 3
 TRANSPORTS = (Transport.HTTP, Transport.HTTP_FULL, Transport.WS)
+STAMP_SLACK_S = 0.005
+"""How late a timestamp may be read on a loaded machine (a scheduler slice)."""
 SPEC = scenario("codex-spark", "workload.tool_calls_per_rollout=6")
 
 
@@ -91,14 +93,20 @@ def test_the_recorded_times_bracket_the_servers_and_sit_inside_the_clients(
     recorded: Recorded,
 ) -> None:
     """The proxy sees each request after the client sent it and its response before the
-    client has read it; its time to first output is the client's, less two hops."""
+    client has read it; its time to first output is the client's, less two hops.  Each
+    stamp is read just after what it times, so a process preempted in between reads it
+    late: on a loaded machine a single turn may miss by up to a scheduler slice
+    (``STAMP_SLACK_S``, about 1 ms seen at a load average of 3); the typical turn holds."""
     by_id = {r.response_id: r for rollout in recorded.rollouts for r in rollout}
+    less_s = []
     for rollouts in recorded.driven.values():
         for turn in (t for r in rollouts for t in r.turns):
             seen = by_id[turn.response_id]
             client_s = turn.completed_at_s - turn.started_at_s
-            assert 0 < seen.duration_s < client_s
-            assert 0 < seen.ttft_s < turn.ttft_s
+            assert 0 < seen.duration_s < client_s + STAMP_SLACK_S
+            assert 0 < seen.ttft_s < turn.ttft_s + STAMP_SLACK_S
+            less_s.append(turn.ttft_s - seen.ttft_s)
+    assert sorted(less_s)[len(less_s) // 2] > 0
 
 
 @pytest.mark.live
@@ -109,7 +117,7 @@ def test_tool_gaps_hold_the_drivers_tool_steps(recorded: Recorded) -> None:
     end and building the next request) plus the two hops between driver and proxy, each a
     wake-up of a process.  The 2 ms the hops may add is not asserted: on a loaded machine
     each wake-up waits for a core (benchmarks/record_gaps.py measures the distribution;
-    docs/record.md gives it)."""
+    docs/record.md gives it); the typical gap holds it."""
     by_id = {r.response_id: r for rollout in recorded.rollouts for r in rollout}
     excess_s = []
     for rollouts in recorded.driven.values():
@@ -121,8 +129,8 @@ def test_tool_gaps_hold_the_drivers_tool_steps(recorded: Recorded) -> None:
                 excess_s.append(gap_s - (after.sent_at_s - turn.received_at_s))
     # Each timestamp is read just after what it times, and a process preempted in between
     # reads it late (milliseconds on a loaded machine), so single gaps may come out shorter
-    # than the step; the typical one holds it.
-    assert sorted(excess_s)[len(excess_s) // 2] >= 0
+    # than the step; the typical one holds it, and at most 2 ms more.
+    assert 0 <= sorted(excess_s)[len(excess_s) // 2] < 0.002
 
 
 @pytest.mark.live

@@ -34,6 +34,7 @@ from sim.testbed.clock import TimerLead
 from sim.testbed.conversation import Conversation, answer, tool_calls
 from sim.testbed.records import CallRecord, RolloutRecord, TurnRecord
 from sim.testbed.script import REPLICATION_KEY, ROLLOUT_KEY
+from sim.testbed.sdk_warmup import warm_parsers
 from sim.testbed.server_events import ServerTimes, error_code, failure, number
 from sim.testbed.timing import PROCESSING_HEADER, TIMING_EVENT
 from sim.testbed.tools import DrawnBlocks, ToolDraws
@@ -70,6 +71,7 @@ class Agent:
         self.turn_limit = turn_limit
         self.parallel = scenario.workload.parallel
         self._drawn = drawn or DrawnBlocks(scenario)
+        warm_parsers()
 
     @asynccontextmanager
     async def sdk(self, counter: ConnectionCounter | None = None) -> AsyncIterator[AsyncOpenAI]:
