@@ -25,6 +25,8 @@ class TimeWeighted:
     clip and one multiply-add.
     """
 
+    __slots__ = ("_end_s", "_env", "_level", "_offset", "_start_s")
+
     def __init__(self, env: Environment, start_s: float, end_s: float) -> None:
         self._env = env
         self._start_s = start_s
@@ -59,7 +61,7 @@ class TimeWeighted:
 class ServerPool:
     """``capacity`` identical servers with one FIFO queue.
 
-    ``take`` gives a free server at once (no event); ``wait`` queues for one;
+    ``take`` gives a free server at once (no event); ``queue`` queues for one;
     ``release`` hands the server straight to the first in the queue, so the
     pool never has a free server while someone waits.
     """
@@ -78,6 +80,8 @@ class ServerPool:
         self.free = capacity
         self._env = env
         self._queue: deque[Event] = deque()
+        self._give_back = self._release_held
+        """Bound once: the callback that ends a holding."""
         # A part of a larger pool (one replica's slots) counts its levels in the whole's.
         self.busy: TimeWeighted = (
             counted_in.busy if counted_in else TimeWeighted(env, start_s, end_s)
@@ -99,19 +103,21 @@ class ServerPool:
             return True
         return False
 
-    def wait(self) -> Generator[Event, Any, float]:
-        """Queue for a server (after ``take`` failed); returns the time waited."""
-        arrived_s = self._env.now
+    def queue(self) -> Event:
+        """Queue for a server (after ``take`` failed): the event the server is granted by."""
         granted = self._env.event()
         self._queue.append(granted)
         self.waiting.change(+1)
-        yield granted
-        return self._env.now - arrived_s
+        return granted
 
     def release(self) -> None:
         if self._queue:
             self.waiting.change(-1)
-            self._queue.popleft().succeed()
+            first = self._queue.popleft()
+            if callable(first):
+                first()
+            else:
+                first.succeed()
         else:
             self.free += 1
             self.busy.change(-1)
@@ -120,6 +126,10 @@ class ServerPool:
         """Hold a server for ``service_s`` off the caller's path, queueing if none is free
         (callbacks, no process of its own); ``done()`` runs when the server is given back."""
         env = self._env
+        if done is None and self.take():
+            # The commonest holding: nothing to tell, a free server, so no closure either.
+            env.timeout(service_s).callbacks.append(self._give_back)  # type: ignore[union-attr]
+            return
 
         def finish(_event: Event) -> None:
             self.release()
@@ -133,10 +143,11 @@ class ServerPool:
         if self.take():
             start()
             return
-        granted = env.event()
-        granted.callbacks.append(start)  # type: ignore[union-attr]
-        self._queue.append(granted)
+        self._queue.append(start)
         self.waiting.change(+1)
+
+    def _release_held(self, _event: Event) -> None:
+        self.release()
 
     def utilization(self) -> float:
         """Time-average busy servers over capacity, in the measured window."""
@@ -174,7 +185,18 @@ def join_side(
     """Run ``alongside_s`` while a side holding of ``side_s`` queues for ``pool``, then wait
     for it to finish; returns the delay beyond its own overrun of ``alongside_s``."""
     done = env.event()
-    pool.hold_aside(side_s, done.succeed)
+    joins_at_s = env.now + alongside_s  # the time the timeout below is processed
+
+    def side_done() -> None:
+        # Processed before the turn's timeout and never waited for, the event would change
+        # nothing: it is marked processed instead of scheduled (the other events keep their
+        # order).  At the same time or later, the queue decides as before.
+        if done.callbacks or env.now >= joins_at_s:
+            done.succeed()
+        else:
+            done.callbacks = None
+
+    pool.hold_aside(side_s, side_done)
     yield env.timeout(alongside_s)
     joined_at_s = env.now
     if done.callbacks is not None:
