@@ -67,32 +67,34 @@ def contended_turn(
                 sim.parallel_pool.hold_aside(parallel_s)
                 yield env.timeout(max(seconds, parallel_s) + decode_s)
             else:
-                joining = join_side(env, sim.parallel_pool, seconds, parallel_s)
+                joining = join_side(env, sim.parallel_pool, seconds, parallel_s, decode_s)
                 waits[t, sim.parallel_column] = yield from joining
-                yield env.timeout(decode_s)
             if residency is not None:
                 residency.finish(block.history_after[t], session, replica, env.now)
             sim.replicas.leave(replica)
             pool.release()
             continue
         if seconds > 0:
-            if not pool.take():
-                arrived_s = env.now
-                yield pool.queue()
-                waits[t, column] = env.now - arrived_s
             nested = seg.nested[index]
-            if nested is not None and inner is not None and nested[3][t]:
-                lead_s, inner_s, trail_s, _ = nested
-                yield env.timeout(lead_s[t])
-                if not inner.take():
-                    arrived_s = env.now
-                    yield inner.queue()
-                    waits[t, inner_column] = env.now - arrived_s
-                yield env.timeout(inner_s[t])
-                inner.release()
-                yield env.timeout(trail_s[t])
+            if nested is not None and not nested[3][t]:
+                nested = None  # this turn does not use the nested pool
+            first_s = seconds if nested is None else nested[0][t]
+            if pool.take():
+                yield env.timeout(first_s)
             else:
-                yield env.timeout(seconds)
+                arrived_s = env.now
+                granted_s = yield pool.queue_for(first_s)
+                waits[t, column] = granted_s - arrived_s
+            if nested is not None and inner is not None:
+                inner_s = nested[1][t]
+                if inner.take():
+                    yield env.timeout(inner_s)
+                else:
+                    arrived_s = env.now
+                    granted_s = yield inner.queue_for(inner_s)
+                    waits[t, inner_column] = granted_s - arrived_s
+                inner.release()
+                yield env.timeout(nested[2][t])
             pool.release()
     post_s = seg.side_s[_POST][t]
     if post_s > 0:

@@ -115,7 +115,7 @@ class Environment:
         self._queue: list[tuple[float, int, int, Event]] = []
         self._sequence = count()
 
-    def timeout(self, delay: float) -> Timeout:
+    def timeout(self, delay: float, value: Any = None) -> Timeout:
         # Built here rather than by a constructor: one call less on the engine's commonest
         # events (``event`` likewise).
         if delay < 0:
@@ -123,7 +123,7 @@ class Environment:
         timeout = _new(Timeout)
         timeout.env = self
         timeout.callbacks = []
-        timeout._value = None
+        timeout._value = value
         heappush(self._queue, (self.now + delay, NORMAL, next(self._sequence), timeout))
         return timeout
 
