@@ -1,8 +1,10 @@
 """Contended resources with the statistics a queueing person trusts.
 
 A ``ServerPool`` is ``capacity`` identical servers with one FIFO queue.  Taking
-a free server and giving one back cost no event (only a wait does), so a
-turn that meets no queue pays for its timeouts and nothing else.  Time-weighted
+a free server and giving one back cost no event, so a turn that meets no queue
+pays for its timeouts and nothing else; a wait costs a grant event only when the
+waiter does something at the grant (``queue``), not when it only holds the server
+for a known time (``queue_for``, side holdings: ``release`` starts that time).  Time-weighted
 levels (busy servers, waiting requests) are integrated over the measured window
 only, so the warm-up is cut; waits are returned to the caller, who records them.
 """
