@@ -1,15 +1,15 @@
 """The discrete-event engine: agents run rollouts on an event queue, alone or as a fleet
 sharing pools.
 
-One engine serves both uses.  A fleet's turn walks the phases of the stage table
-(``sim.turn.phases``): it takes each phase's pool, waits out the phase in one timeout
-and records every wait; side holdings (the parallel classifiers alongside prefill,
-overlapped post-inference work) hold their pool's server off the turn's path.  The
-phases that hold no pool at the end of one turn and the start of the next (download,
-tool, then building, connecting and uploading the next request) are one timeout.  A
-single agent meets no other agent, so no pool is ever contended: its turn is the fast
-path of two timeouts (the request, then the tool) while every stage's duration is
-still recorded.
+One engine serves both uses.  A fleet's turn (``sim.des.fleet_turn``) walks the phases
+of the stage table (``sim.turn.phases``): it takes each phase's pool, waits out the
+phase in one timeout and records every wait; side holdings (the parallel classifiers
+alongside prefill, overlapped post-inference work) hold their pool's server off the
+turn's path.  The phases that hold no pool at the end of one turn and the start of the
+next (download, tool, then building, connecting and uploading the next request) are one
+timeout.  A single agent meets no other agent, so no pool is ever contended: its turn is
+the fast path of two timeouts (the request, then the tool) while every stage's duration
+is still recorded.
 """
 
 from __future__ import annotations
