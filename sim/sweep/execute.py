@@ -118,15 +118,17 @@ def run_sweep(
             else:
                 evaluated = _on_dask(dask, context, pending)
             unit = "points" if len(sweep.seeds) == 1 else "points x seeds"
+            written: dict[int, pa.Table] = {}
             with _progress(sweep.file.name, sweep.runs, resumed, unit, show_progress) as (
                 bar,
                 task,
             ):
                 for number, table in evaluated:
                     results.write_part(number, table)
+                    written[number] = table
                     bar.advance(task, len(pending[number]))
             seconds = time.perf_counter() - started
-    table = read_results(out)
+    table = read_results(out, written)
     failed, first_error = failures(table)
     return Outcome(
         rows=table.num_rows,
