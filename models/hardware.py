@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import tomllib
 from functools import cache
-from typing import Any
 from importlib.resources import files
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 

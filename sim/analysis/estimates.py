@@ -257,9 +257,14 @@ def analytic_need(what: str, scenario: Scenario, points: int = 1) -> Need:
     return analytic_batch_need(what, points, longest)
 
 
+def analytic_batch_bytes(points: int, longest_turns: int) -> int:
+    """Memory of ``points`` points evaluated together, padded to the longest rollout."""
+    return ANALYTIC_GRID_BYTES + points * longest_turns * ANALYTIC_BYTES_PER_TURN
+
+
 def analytic_batch_need(what: str, points: int, longest_turns: int) -> Need:
     """``points`` points evaluated together, padded to the longest rollout among them."""
-    memory = ANALYTIC_GRID_BYTES + points * longest_turns * ANALYTIC_BYTES_PER_TURN
+    memory = analytic_batch_bytes(points, longest_turns)
     basis = f"{points:,} points x {longest_turns:,} turns"
     return Need(what, memory, basis, 0.0, basis, longest_turns)
 

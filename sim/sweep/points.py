@@ -112,7 +112,8 @@ _DISTINCT_SECTIONS = 4096
 def _field_adapter(name: str) -> TypeAdapter[Any]:
     """Validates one field of ``Scenario`` as the scenario's own validation does."""
     field = Scenario.model_fields[name]
-    return TypeAdapter(Annotated[field.annotation, field])
+    annotated: Any = Annotated[field.annotation, field]
+    return TypeAdapter(annotated)
 
 
 @functools.lru_cache(maxsize=1024)
