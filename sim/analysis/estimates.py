@@ -151,7 +151,15 @@ def check_fleet(what: str, scenario: Scenario, transport: Transport) -> Need:
 
 def longest_rollout_turns(scenario: Scenario) -> int:
     """Turns of the longest rollout the tool-call distribution allows."""
-    return _longest_rollout_turns(scenario.workload.tool_calls_per_rollout)
+    global _LAST_LONGEST
+    calls, last = scenario.workload.tool_calls_per_rollout, _LAST_LONGEST
+    if last[0] is not calls:  # a sweep's points share the base's distribution object
+        last = _LAST_LONGEST = (calls, _longest_rollout_turns(calls))
+    return last[1]
+
+
+_LAST_LONGEST: tuple[object, int] = (None, 0)
+"""The distribution last asked about and its answer (rebound whole: safe across threads)."""
 
 
 @functools.lru_cache(maxsize=1024)

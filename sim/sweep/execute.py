@@ -38,7 +38,7 @@ from sim.sweep.design import expand
 from sim.sweep.fingerprint import Resolved, resolve
 from sim.sweep.lock import writer_lock
 from sim.sweep.manifest import package_version
-from sim.sweep.rows import axis_kinds, error_rows, to_table
+from sim.sweep.rows import ERROR, POINT, SEED, TRANSPORT, axis_kinds, error_rows, to_table
 from sim.sweep.store import ResultsDir, failures, read_results
 from sim.sweep.sweepfile import Sweep
 from sim.sweep.tasks import Context, Task, run_chunk_table
@@ -132,7 +132,7 @@ def run_sweep(
                         written[number] = table
                         bar.advance(task, len(pending[number]))
                 seconds = time.perf_counter() - started
-        table = read_results(out, written)
+        table = read_results(out, written, (POINT, TRANSPORT, SEED, ERROR))
         failed, first_error = failures(table)
     return Outcome(
         rows=table.num_rows,

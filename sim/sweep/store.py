@@ -204,11 +204,14 @@ def _chunk(part: Path) -> int:
     return int(match[1])
 
 
-def read_results(path: Path | str, written: dict[int, pa.Table] | None = None) -> pa.Table:
-    """All rows of a results directory, sorted by point, transport (file order) and seed.
-
-    ``written``: parts this process has just written, by chunk, taken as they are instead
-    of read back (a sweep's totals)."""
+def read_results(
+    path: Path | str,
+    written: dict[int, pa.Table] | None = None,
+    columns: tuple[str, ...] | None = None,
+) -> pa.Table:
+    """All rows of a results directory, sorted by point, transport (file order) and seed
+    (only ``columns``, if given). ``written``: parts this process has just written, by
+    chunk, taken as they are instead of read back (a sweep's totals)."""
     path = Path(path)
     manifest = read_manifest(path)
     written = written or {}
@@ -229,6 +232,8 @@ def read_results(path: Path | str, written: dict[int, pa.Table] | None = None) -
             )
         tables.append(table.replace_schema_metadata(None))
     table = pa.concat_tables(tables, promote_options="permissive")
+    if columns is not None:
+        table = table.select(list(columns))
     order = pc.index_in(table[TRANSPORT], value_set=pa.array(list(manifest.transports)))
     table = table.append_column("_transport_order", order)
     table = table.sort_by(
