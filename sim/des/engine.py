@@ -1,15 +1,15 @@
 """The discrete-event engine: agents run rollouts on an event queue, alone or as a fleet
 sharing pools.
 
-One engine serves both uses.  A fleet's turn walks the phases of the stage table
-(``sim.turn.phases``): it takes each phase's pool, waits out the phase in one timeout
-and records every wait; side holdings (the parallel classifiers alongside prefill,
-overlapped post-inference work) hold their pool's server off the turn's path.  The
-phases that hold no pool at the end of one turn and the start of the next (download,
-tool, then building, connecting and uploading the next request) are one timeout.  A
-single agent meets no other agent, so no pool is ever contended: its turn is the fast
-path of two timeouts (the request, then the tool) while every stage's duration is
-still recorded.
+One engine serves both uses.  A fleet's turn (``sim.des.fleet_turn``) walks the phases
+of the stage table (``sim.turn.phases``): it takes each phase's pool, waits out the
+phase in one timeout and records every wait; side holdings (the parallel classifiers
+alongside prefill, overlapped post-inference work) hold their pool's server off the
+turn's path.  The phases that hold no pool at the end of one turn and the start of the
+next (download, tool, then building, connecting and uploading the next request) are one
+timeout.  A single agent meets no other agent, so no pool is ever contended: its turn is
+the fast path of two timeouts (the request, then the tool) while every stage's duration
+is still recorded.
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ from models.scenario import Scenario
 from models.stages import Pool, Side
 from sim.des.blocks import Block
 from sim.des.connections import Connection, new_connection
+from sim.des.fleet_turn import contended_turn
 from sim.des.kernel import Environment, Event
-from sim.des.pools import Replicas, ServerPool, TimeWeighted, join_side
+from sim.des.pools import Replicas, ServerPool, TimeWeighted
 from sim.des.rate_limit import RateLimiter
 from sim.des.residency import Residency
 from sim.des.streams import BLOCK_ROLLOUTS
-from sim.turn.phases import PHASES, Segments, side_wait_column, wait_column
+from sim.turn.phases import PHASES, side_wait_column, wait_column
 from sim.turn.transports import Transport
 
 _PARALLEL = Side.PARALLEL_SAFETY
@@ -93,9 +94,11 @@ class Simulation:
             if retry_spread is None:
                 raise ValueError("a rate-limited fleet needs a retry_spread stream")
             self.limiter = RateLimiter(scenario, self.env, window, retry_spread)
-        self._side_pool = {side: self.pools[side.info.pool] for side in Side}
-        self._parallel_column = side_wait_column(_PARALLEL)
-        self._steps = [
+        # What a fleet's turn reads on every request (``sim.des.fleet_turn``), looked up once.
+        self.parallel_pool = self.pools[_PARALLEL.info.pool]
+        self.post_pool = self.pools[Side.OVERLAPPED_POST.info.pool]
+        self.parallel_column = side_wait_column(_PARALLEL)
+        self.steps = [
             (
                 self.pools[phase.pool] if phase.pool is not None else None,
                 wait_column(phase) if phase.pool is not None else -1,
@@ -105,6 +108,8 @@ class Simulation:
             )
             for phase in PHASES[1:-1]
         ]
+        """Each phase between the first and the last: its pool, that pool's wait column, the
+        nested pool and its column, whether it is the batched inference phase."""
 
     def _replica_loads(self) -> list[int]:
         """Each replica's requests in service and waiting (one agent: its streams)."""
@@ -185,7 +190,7 @@ class Simulation:
             if gap_s > 0:
                 yield env.timeout(gap_s)
             args = (block, seg, turn, index, cold, organization)
-            download_s = yield from self._contended_turn(*args)
+            download_s = yield from contended_turn(self, *args)
             connection.release(env.now + download_s)
             gap_s = download_s + seg.tool_s[turn]
             turn += 1
@@ -229,72 +234,3 @@ class Simulation:
         block.finished += 1
         if block.finished == block.rollouts:
             self.on_block_done(block)
-
-    def _contended_turn(
-        self, block: Block, seg: Segments, t: int, session: int, cold: bool, organization: int
-    ) -> Generator[Event, Any, float]:
-        """One request from the gateway's rate limit up to its download, which it returns."""
-        env, waits, residency = self.env, block.wait_s, self.residency
-        if self.limiter is not None:
-            tokens = block.limit_tokens[t] if block.limit_tokens else 0.0
-            admission = self.limiter.admit(organization, tokens, seg.upload_s[t])
-            block.throttle_s[t], block.refused[t] = yield from admission
-        for index, (pool, column, inner, inner_column, batched) in enumerate(self._steps, 1):
-            seconds = seg.phase_s[index][t]
-            if pool is None:
-                if seconds > 0:
-                    yield env.timeout(seconds)
-                continue
-            if batched:
-                if residency is not None:
-                    replica = residency.route(session, cold)
-                    pool = self.replica_slots[replica]
-                if not pool.take():
-                    waits[t, column] = yield from pool.wait()
-                if residency is None:
-                    replica, slowdown = self.replicas.join()
-                else:
-                    missing = block.missing_history
-                    seconds += residency.take(block.turns, missing, t, session, replica, env.now)
-                    slowdown = self.replicas.join_at(replica)
-                decode_s = seg.decode_s[t] * slowdown
-                block.decode_s[t] = decode_s  # type: ignore[index]
-                parallel_s = seg.side_s[_PARALLEL][t]
-                if parallel_s <= 0:
-                    yield env.timeout(seconds + decode_s)
-                elif self._side_pool[_PARALLEL].free:
-                    # A worker is free: the verdict comes after max(prefill, classifiers).
-                    self._side_pool[_PARALLEL].hold_aside(parallel_s)
-                    yield env.timeout(max(seconds, parallel_s) + decode_s)
-                else:
-                    joining = join_side(env, self._side_pool[_PARALLEL], seconds, parallel_s)
-                    waits[t, self._parallel_column] = yield from joining
-                    yield env.timeout(decode_s)
-                if residency is not None:
-                    residency.finish(block.history_after[t], session, replica, env.now)
-                self.replicas.leave(replica)
-                pool.release()
-                continue
-            if seconds > 0:
-                if not pool.take():
-                    waits[t, column] = yield from pool.wait()
-                nested = seg.nested[index]
-                if nested is not None and inner is not None and nested[3][t]:
-                    lead_s, inner_s, trail_s, _ = nested
-                    yield env.timeout(lead_s[t])
-                    if not inner.take():
-                        waits[t, inner_column] = yield from inner.wait()
-                    yield env.timeout(inner_s[t])
-                    inner.release()
-                    yield env.timeout(trail_s[t])
-                else:
-                    yield env.timeout(seconds)
-                pool.release()
-        post_s = seg.side_s[Side.OVERLAPPED_POST][t]
-        if post_s > 0:
-            self._side_pool[Side.OVERLAPPED_POST].hold_aside(post_s)
-        download_s = seg.phase_s[-1][t]
-        if self.window_start_s <= env.now + download_s < self.window_end_s:
-            self.turns_completed += 1
-            self.output_tokens_completed += block.output_tokens[t]
-        return download_s

@@ -28,6 +28,7 @@ URGENT = 0
 NORMAL = 1
 
 _PENDING = object()
+_new = object.__new__
 
 
 class Event:
@@ -60,17 +61,9 @@ class Event:
 
 
 class Timeout(Event):
-    """An event processed ``delay`` seconds from now."""
+    """An event processed ``delay`` seconds from now (made by ``Environment.timeout``)."""
 
     __slots__ = ()
-
-    def __init__(self, env: Environment, delay: float) -> None:
-        if delay < 0:
-            raise ValueError(f"Negative delay {delay}")
-        self.env = env
-        self.callbacks = []
-        self._value = None
-        heappush(env._queue, (env.now + delay, NORMAL, next(env._sequence), self))
 
 
 class Process(Event):
@@ -122,11 +115,24 @@ class Environment:
         self._queue: list[tuple[float, int, int, Event]] = []
         self._sequence = count()
 
-    def timeout(self, delay: float) -> Timeout:
-        return Timeout(self, delay)
+    def timeout(self, delay: float, value: Any = None) -> Timeout:
+        # Built here rather than by a constructor: one call less on the engine's commonest
+        # events (``event`` likewise).
+        if delay < 0:
+            raise ValueError(f"Negative delay {delay}")
+        timeout = _new(Timeout)
+        timeout.env = self
+        timeout.callbacks = []
+        timeout._value = value
+        heappush(self._queue, (self.now + delay, NORMAL, next(self._sequence), timeout))
+        return timeout
 
     def event(self) -> Event:
-        return Event(self)
+        event = _new(Event)
+        event.env = self
+        event.callbacks = []
+        event._value = _PENDING
+        return event
 
     def process(self, generator: Generator[Event, Any, Any]) -> Process:
         return Process(self, generator)

@@ -1,8 +1,10 @@
 """Contended resources with the statistics a queueing person trusts.
 
 A ``ServerPool`` is ``capacity`` identical servers with one FIFO queue.  Taking
-a free server and giving one back cost no event (only a wait does), so a
-turn that meets no queue pays for its timeouts and nothing else.  Time-weighted
+a free server and giving one back cost no event, so a turn that meets no queue
+pays for its timeouts and nothing else; a wait costs a grant event only when the
+waiter does something at the grant (``queue``), not when it only holds the server
+for a known time (``queue_for``, side holdings: ``release`` starts that time).  Time-weighted
 levels (busy servers, waiting requests) are integrated over the measured window
 only, so the warm-up is cut; waits are returned to the caller, who records them.
 """
@@ -24,6 +26,8 @@ class TimeWeighted:
     up to a time t in the window is ``level(t) t - sum(d_i t_i)``: a change costs one
     clip and one multiply-add.
     """
+
+    __slots__ = ("_end_s", "_env", "_level", "_offset", "_start_s")
 
     def __init__(self, env: Environment, start_s: float, end_s: float) -> None:
         self._env = env
@@ -59,7 +63,7 @@ class TimeWeighted:
 class ServerPool:
     """``capacity`` identical servers with one FIFO queue.
 
-    ``take`` gives a free server at once (no event); ``wait`` queues for one;
+    ``take`` gives a free server at once (no event); ``queue`` queues for one;
     ``release`` hands the server straight to the first in the queue, so the
     pool never has a free server while someone waits.
     """
@@ -77,7 +81,10 @@ class ServerPool:
         self.capacity = capacity
         self.free = capacity
         self._env = env
-        self._queue: deque[Event] = deque()
+        self._queue: deque[Event | Callable[[], object]] = deque()
+        """Who waits, in order: a request's grant event, or a side holding's start."""
+        self._give_back = self._release_held
+        """Bound once: the callback that ends a holding."""
         # A part of a larger pool (one replica's slots) counts its levels in the whole's.
         self.busy: TimeWeighted = (
             counted_in.busy if counted_in else TimeWeighted(env, start_s, end_s)
@@ -99,27 +106,61 @@ class ServerPool:
             return True
         return False
 
-    def wait(self) -> Generator[Event, Any, float]:
-        """Queue for a server (after ``take`` failed); returns the time waited."""
-        arrived_s = self._env.now
+    def queue(self) -> Event:
+        """Queue for a server (after ``take`` failed): the event the server is granted by."""
         granted = self._env.event()
         self._queue.append(granted)
         self.waiting.change(+1)
-        yield granted
-        return self._env.now - arrived_s
+        return granted
+
+    def queue_for(self, service_s: float) -> Event:
+        """Queue for a server (after ``take`` failed) to hold it ``service_s``: the event is
+        processed when they have passed, its value the time the server was granted.
+
+        The holder does nothing between the grant and the end but wait, so the grant is no
+        event of its own: ``release`` starts the holding's timeout and the holder's wait
+        moves onto it (the same times; only the place among events at exactly the same
+        end, scheduled at the very instant of the grant, could differ).
+        """
+        env = self._env
+        waiting = env.event()  # never scheduled: its callbacks move to the holding's end
+
+        def start() -> None:
+            held = env.timeout(service_s, env.now)
+            held.callbacks.extend(waiting.callbacks)  # type: ignore[union-attr,arg-type]
+            waiting.callbacks = None
+
+        self._queue.append(start)
+        self.waiting.change(+1)
+        return waiting
 
     def release(self) -> None:
         if self._queue:
             self.waiting.change(-1)
-            self._queue.popleft().succeed()
+            first = self._queue.popleft()
+            if callable(first):
+                first()
+            else:
+                first.succeed()
         else:
             self.free += 1
             self.busy.change(-1)
 
     def hold_aside(self, service_s: float, done: Callable[[], object] | None = None) -> None:
         """Hold a server for ``service_s`` off the caller's path, queueing if none is free
-        (callbacks, no process of its own); ``done()`` runs when the server is given back."""
+        (callbacks, no process of its own); ``done()`` runs when the server is given back.
+
+        A holding that queued starts when ``release`` hands it the server, in that call:
+        nothing waits on it, so no grant event is needed (a request's grant resumes its
+        turn, which takes other pools, and stays an event).  Its end is the same time as
+        with a grant event; only its place among events at exactly that time, scheduled at
+        the very instant of the handover, could differ.
+        """
         env = self._env
+        if done is None and self.take():
+            # The commonest holding: nothing to tell, a free server, so no closure either.
+            env.timeout(service_s).callbacks.append(self._give_back)  # type: ignore[union-attr]
+            return
 
         def finish(_event: Event) -> None:
             self.release()
@@ -127,16 +168,17 @@ class ServerPool:
                 done()
 
         # A new event's callbacks are a list (None only once it has been processed).
-        def start(_event: Event | None = None) -> None:
+        def start() -> None:
             env.timeout(service_s).callbacks.append(finish)  # type: ignore[union-attr]
 
         if self.take():
             start()
             return
-        granted = env.event()
-        granted.callbacks.append(start)  # type: ignore[union-attr]
-        self._queue.append(granted)
+        self._queue.append(start)
         self.waiting.change(+1)
+
+    def _release_held(self, _event: Event) -> None:
+        self.release()
 
     def utilization(self) -> float:
         """Time-average busy servers over capacity, in the measured window."""
@@ -169,15 +211,39 @@ class Replicas:
 
 
 def join_side(
-    env: Environment, pool: ServerPool, alongside_s: float, side_s: float
+    env: Environment, pool: ServerPool, alongside_s: float, side_s: float, after_s: float
 ) -> Generator[Event, Any, float]:
-    """Run ``alongside_s`` while a side holding of ``side_s`` queues for ``pool``, then wait
-    for it to finish; returns the delay beyond its own overrun of ``alongside_s``."""
+    """Run ``alongside_s`` while a side holding of ``side_s`` queues for ``pool``, wait for
+    it to finish, then run ``after_s``; returns the holding's delay beyond its own overrun
+    of ``alongside_s``."""
     done = env.event()
-    pool.hold_aside(side_s, done.succeed)
+    joins_at_s = env.now + alongside_s  # the time the timeout below is processed
+    waited_until_s: list[float] = []
+
+    def side_done() -> None:
+        if done.callbacks:
+            # The turn waits for it: it goes on with ``after_s`` from now, and nothing else
+            # happens before (no event to resume it first; as with a holding's start, only
+            # the place among events at exactly the same end could differ).
+            waited_until_s.append(env.now)
+            env.timeout(after_s).callbacks.extend(done.callbacks)  # type: ignore[union-attr]
+            done.callbacks = None
+        elif env.now >= joins_at_s:
+            done.succeed()  # the turn's own timeout ends now too: the queue decides
+        else:
+            # Processed before the turn's timeout and never waited for, the event would
+            # change nothing: it is marked processed instead of scheduled.
+            done.callbacks = None
+
+    pool.hold_aside(side_s, side_done)
     yield env.timeout(alongside_s)
     joined_at_s = env.now
     if done.callbacks is not None:
         yield done
+    if waited_until_s:
+        ended_s = waited_until_s[0]
+    else:
+        ended_s = env.now
+        yield env.timeout(after_s)
     overrun_s = max(0.0, side_s - alongside_s)
-    return max(0.0, env.now - joined_at_s - overrun_s)
+    return max(0.0, ended_s - joined_at_s - overrun_s)

@@ -1,0 +1,106 @@
+"""A fleet's request through the pools: the gateway's rate limit, each phase's pool, the
+batched inference phase with the parallel classifiers joined on it, then the side
+holding of overlapped post work; the download is left to the rollout.
+
+Pools are taken without an event when a server is free; a wait is one event (the grant).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+
+from models.stages import Side
+from sim.des.blocks import Block
+from sim.des.kernel import Event
+from sim.des.pools import join_side
+from sim.turn.phases import Segments
+
+if TYPE_CHECKING:
+    from sim.des.engine import Simulation
+
+_PARALLEL, _POST = Side.PARALLEL_SAFETY, Side.OVERLAPPED_POST
+
+
+def contended_turn(
+    sim: Simulation,
+    block: Block,
+    seg: Segments,
+    t: int,
+    session: int,
+    cold: bool,
+    organization: int,
+) -> Generator[Event, Any, float]:
+    """One request from the gateway's rate limit up to its download, which it returns."""
+    env, waits, residency = sim.env, block.wait_s, sim.residency
+    if sim.limiter is not None:
+        tokens = block.limit_tokens[t] if block.limit_tokens else 0.0
+        admission = sim.limiter.admit(organization, tokens, seg.upload_s[t])
+        block.throttle_s[t], block.refused[t] = yield from admission
+    for index, (pool, column, inner, inner_column, batched) in enumerate(sim.steps, 1):
+        seconds = seg.phase_s[index][t]
+        if pool is None:
+            if seconds > 0:
+                yield env.timeout(seconds)
+            continue
+        if batched:
+            if residency is not None:
+                replica = residency.route(session, cold)
+                pool = sim.replica_slots[replica]
+            if not pool.take():
+                arrived_s = env.now
+                yield pool.queue()
+                waits[t, column] = env.now - arrived_s
+            if residency is None:
+                replica, slowdown = sim.replicas.join()
+            else:
+                missing = block.missing_history
+                seconds += residency.take(block.turns, missing, t, session, replica, env.now)
+                slowdown = sim.replicas.join_at(replica)
+            decode_s = seg.decode_s[t] * slowdown
+            block.decode_s[t] = decode_s  # type: ignore[index]
+            parallel_s = seg.side_s[_PARALLEL][t]
+            if parallel_s <= 0:
+                yield env.timeout(seconds + decode_s)
+            elif sim.parallel_pool.free:
+                # A worker is free: the verdict comes after max(prefill, classifiers).
+                sim.parallel_pool.hold_aside(parallel_s)
+                yield env.timeout(max(seconds, parallel_s) + decode_s)
+            else:
+                joining = join_side(env, sim.parallel_pool, seconds, parallel_s, decode_s)
+                waits[t, sim.parallel_column] = yield from joining
+            if residency is not None:
+                residency.finish(block.history_after[t], session, replica, env.now)
+            sim.replicas.leave(replica)
+            pool.release()
+            continue
+        if seconds > 0:
+            nested = seg.nested[index]
+            if nested is not None and not nested[3][t]:
+                nested = None  # this turn does not use the nested pool
+            first_s = seconds if nested is None else nested[0][t]
+            if pool.take():
+                yield env.timeout(first_s)
+            else:
+                arrived_s = env.now
+                granted_s = yield pool.queue_for(first_s)
+                waits[t, column] = granted_s - arrived_s
+            if nested is not None and inner is not None:
+                inner_s = nested[1][t]
+                if inner.take():
+                    yield env.timeout(inner_s)
+                else:
+                    arrived_s = env.now
+                    granted_s = yield inner.queue_for(inner_s)
+                    waits[t, inner_column] = granted_s - arrived_s
+                inner.release()
+                yield env.timeout(nested[2][t])
+            pool.release()
+    post_s = seg.side_s[_POST][t]
+    if post_s > 0:
+        sim.post_pool.hold_aside(post_s)
+    download_s = seg.phase_s[-1][t]
+    if sim.window_start_s <= env.now + download_s < sim.window_end_s:
+        sim.turns_completed += 1
+        sim.output_tokens_completed += block.output_tokens[t]
+    return download_s
