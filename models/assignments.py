@@ -41,12 +41,11 @@ def set_path(data: dict[str, Any], path: str, value: Any) -> None:
     keys = _path_keys(path)
     node: Any = data
     for depth, key in enumerate(keys):
-        where = shown(".".join(map(str, keys[: depth + 1])))
         last = depth == len(keys) - 1
         if isinstance(node, list):
             if not isinstance(key, int) or not 0 <= key < len(node):
                 raise ScenarioError(
-                    f"--set {shown(path)}: {where}: index outside 0..{len(node) - 1}"
+                    f"--set {shown(path)}: {_where(keys, depth)}: index outside 0..{len(node) - 1}"
                 )
             if last:
                 node[key] = value
@@ -59,8 +58,14 @@ def set_path(data: dict[str, Any], path: str, value: Any) -> None:
                 node = node.get(key)
         else:
             raise ScenarioError(
-                f"--set {shown(path)}: {where} is not inside a section of the scenario"
+                f"--set {shown(path)}: {_where(keys, depth)} is not inside a section of the "
+                "scenario"
             )
+
+
+def _where(keys: tuple[str | int, ...], depth: int) -> str:
+    """The path down to ``keys[depth]``, as an error names it."""
+    return shown(".".join(map(str, keys[: depth + 1])))
 
 
 _INDEX = re.compile(r"\[(\d+)\]")

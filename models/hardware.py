@@ -5,6 +5,7 @@ from __future__ import annotations
 import tomllib
 from functools import cache
 from importlib.resources import files
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -50,3 +51,19 @@ def hardware_profiles() -> dict[str, HardwareProfile]:
     Cached: every scenario validation reads it. Treat the dict as read-only.
     """
     return {name: entry.profile() for name, entry in hardware_registry().items()}
+
+
+def profile_fields(profile: HardwareProfile) -> dict[str, Any]:
+    """``profile.model_dump()``, dumped once per profile object: every validation of an
+    inference section that names its hardware reads it. Treat the dict as read-only."""
+    known = _DUMPED.get(id(profile))
+    if known is None or known[0] is not profile:
+        if len(_DUMPED) >= _DUMPED_PROFILES:
+            _DUMPED.clear()
+        known = _DUMPED[id(profile)] = (profile, profile.model_dump())
+    return known[1]
+
+
+_DUMPED_PROFILES = 64
+"""Profiles whose fields ``profile_fields`` keeps (the registry's, and any a test builds)."""
+_DUMPED: dict[int, tuple[HardwareProfile, dict[str, Any]]] = {}

@@ -18,7 +18,7 @@ from models.compaction import Compaction
 from models.distributions import Distribution
 from models.fields import Section, param
 from models.fleet import Capacity, Load
-from models.hardware import hardware_profiles
+from models.hardware import hardware_profiles, profile_fields
 from models.kv_cache import KvCache
 from models.rate_limit import RateLimit
 from models.retries import Retries
@@ -192,7 +192,7 @@ class Inference(Section):
         profile = hardware_profiles().get(name) if isinstance(name, str) else None
         if profile is None:
             return data
-        return {**profile.model_dump(), **data}
+        return {**profile_fields(profile), **data}
 
     @field_validator("hardware")
     @classmethod

@@ -21,13 +21,13 @@ def scenario_hash(scenario: Scenario) -> str:
     """The first ``HASH_DIGITS`` hex digits of the SHA-256 of the scenario's canonical JSON."""
     fields = scenario.model_dump(mode="json", by_alias=True)
     del fields["seed"]
-    text = json.dumps(fields, sort_keys=True, separators=(",", ":"))
-    return _digest(text)
+    return _digest(_canonical(fields))
 
 
 class HashAgainstBase:
     """``scenario_hash`` of scenarios that share most sections with one ``base``: a section
-    that is the base's own object is not serialized again (a sweep's points)."""
+    that is the base's own object, or one already seen, is not serialized again (a sweep's
+    points)."""
 
     def __init__(self, base: Scenario) -> None:
         self._base = base
@@ -38,25 +38,44 @@ class HashAgainstBase:
             if name != "seed"
         }
         self._order = sorted(self._keys, key=self._keys.__getitem__)
+        self._seen: dict[tuple[str, int], tuple[object, str]] = {}
+        self._label = {name: f"{_canonical(self._keys[name])}:" for name in self._order}
         self._text = {
-            name: f"{json.dumps(self._keys[name])}:{_canonical(dumped[self._keys[name]])}"
-            for name in self._order
+            name: self._label[name] + _canonical(dumped[self._keys[name]]) for name in self._order
         }
 
     def __call__(self, scenario: Scenario) -> str:
         own, base = scenario.__dict__, self._base.__dict__
         parts = []
         for name in self._order:
-            text = self._text[name]
-            if own[name] is not base[name]:
+            section = own[name]
+            if section is base[name]:
+                parts.append(self._text[name])
+                continue
+            known = self._seen.get((name, id(section)))
+            if known is None or known[0] is not section:
                 dumped = scenario.model_dump(mode="json", by_alias=True, include={name})
-                text = f"{json.dumps(self._keys[name])}:{_canonical(dumped[self._keys[name]])}"
-            parts.append(text)
+                text = self._label[name] + _canonical(dumped[self._keys[name]])
+                if len(self._seen) >= _SEEN_SECTIONS:
+                    self._seen.clear()
+                known = self._seen[name, id(section)] = (section, text)
+            parts.append(known[1])
         return _digest("{" + ",".join(parts) + "}")
 
 
+_SEEN_SECTIONS = 4096
+"""Sections other than the base's whose text a ``HashAgainstBase`` keeps (then it starts
+again): scenarios that share a section object share its text, so a sweep's axis value is
+serialized once."""
+
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+"""``json.dumps(value, sort_keys=True, separators=(",", ":"))`` without building an encoder
+for each value."""
+
+
 def _canonical(value: object) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return _CANONICAL.encode(value)
 
 
 def _digest(text: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import textwrap
@@ -260,3 +261,21 @@ def test_fleet_replications_on_dask_or_local_processes_equal_the_serial_run(cli,
     assert cli(*args, "--scheduler", cluster.scheduler_address).stdout == serial.stdout
     both = cli(*args, "--workers", "2", "--scheduler", cluster.scheduler_address)
     assert both.exit_code == 2 and "--workers and --scheduler" in both.stderr
+
+
+@pytest.mark.parametrize("recomputed", [0, 1])
+def test_a_sweeps_totals_are_its_directorys_read_back(tmp_path: Path, recomputed: int) -> None:
+    """The totals come from the parts the run wrote and the parts it found (one of each
+    here, the failing point's either way), as they read back; the collector is on again."""
+    one_per_part = FAILING.replace("[[axes]]", "points_per_part = 1\n\n[[axes]]")
+    sweep = load_sweep(write(tmp_path, one_per_part))
+    out = tmp_path / "out"
+    run_sweep(sweep, out, workers=0)
+    (out / "parts" / f"part-{recomputed:06d}.parquet").unlink()
+    outcome = run_sweep(sweep, out, workers=0, resume=True)
+    assert gc.isenabled()
+    table = read_results(out)
+    errors = table.filter(pc.is_valid(table["error"]))["error"].to_pylist()
+    assert (outcome.resumed, outcome.computed) == (1, 1)
+    assert (outcome.rows, outcome.failed, outcome.first_error) == (4, 1, errors[0])
+    assert "api.route_cached_ms (3.0) must be <= api.route_ms (2.0)" in errors[0]

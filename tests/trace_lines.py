@@ -4,6 +4,7 @@ event line and an OTLP span built by hand."""
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 
 FIXTURE = Path(__file__).resolve().parent / "data" / "traces" / "codex-0.66-session.jsonl"
@@ -26,7 +27,7 @@ def otlp_span(name: str, attributes: dict, start_ns: int, end_ns: int, parent: s
 
     span = {
         "traceId": "ab" * 16,
-        "spanId": format(hash(name) & 0xFFFFFFFF, "016x"),
+        "spanId": format(zlib.crc32(name.encode()), "016x"),
         "name": name,
         "startTimeUnixNano": str(start_ns),
         "endTimeUnixNano": str(end_ns),

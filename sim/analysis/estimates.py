@@ -151,7 +151,15 @@ def check_fleet(what: str, scenario: Scenario, transport: Transport) -> Need:
 
 def longest_rollout_turns(scenario: Scenario) -> int:
     """Turns of the longest rollout the tool-call distribution allows."""
-    return _longest_rollout_turns(scenario.workload.tool_calls_per_rollout)
+    global _LAST_LONGEST
+    calls, last = scenario.workload.tool_calls_per_rollout, _LAST_LONGEST
+    if last[0] is not calls:  # a sweep's points share the base's distribution object
+        last = _LAST_LONGEST = (calls, _longest_rollout_turns(calls))
+    return last[1]
+
+
+_LAST_LONGEST: tuple[object, int] = (None, 0)
+"""The distribution last asked about and its answer (rebound whole: safe across threads)."""
 
 
 @functools.lru_cache(maxsize=1024)
@@ -257,9 +265,14 @@ def analytic_need(what: str, scenario: Scenario, points: int = 1) -> Need:
     return analytic_batch_need(what, points, longest)
 
 
+def analytic_batch_bytes(points: int, longest_turns: int) -> int:
+    """Memory of ``points`` points evaluated together, padded to the longest rollout."""
+    return ANALYTIC_GRID_BYTES + points * longest_turns * ANALYTIC_BYTES_PER_TURN
+
+
 def analytic_batch_need(what: str, points: int, longest_turns: int) -> Need:
     """``points`` points evaluated together, padded to the longest rollout among them."""
-    memory = ANALYTIC_GRID_BYTES + points * longest_turns * ANALYTIC_BYTES_PER_TURN
+    memory = analytic_batch_bytes(points, longest_turns)
     basis = f"{points:,} points x {longest_turns:,} turns"
     return Need(what, memory, basis, 0.0, basis, longest_turns)
 

@@ -22,7 +22,17 @@ from models.scenario import Scenario
 from models.stages import STAGES
 from sim.analysis.metrics import REDUCTIONS, Metric, Statistic
 from sim.analytic.agent.expectations import Expectations
-from sim.sweep.rows import BASELINE, ENGINE, ERROR, POINT, SEED, TRANSPORT, error_rows, to_table
+from sim.sweep.rows import (
+    BASELINE,
+    ENGINE,
+    ERROR,
+    POINT,
+    SEED,
+    TRANSPORT,
+    encode,
+    error_rows,
+    to_table,
+)
 from sim.turn.transports import Transport
 
 if TYPE_CHECKING:
@@ -126,7 +136,7 @@ def _head_columns(
     per_task = len(transports)
     columns[POINT] = [task.point for task in tasks for _ in transports]
     for path, kind in context.axis_kinds.items():
-        heads = [task.head(context).params[path] for task in tasks]
+        heads = [encode(kind, task.assignments.get(path)) for task in tasks]  # Task.head's
         columns[path] = pa.array([v for v in heads for _ in transports], type=_AXIS[kind])
     columns[TRANSPORT] = [t.value for _ in tasks for t in transports]
     columns[SEED] = [task.seed for task in tasks for _ in transports]

@@ -101,15 +101,19 @@ def resolve(
     points = expand(sweep.file)
     validated = Points(sweep.base_raw)
     hashes = np.empty(len(points), dtype=f"S{HASH_DIGITS}")
-    for index, assignments in enumerate(points):
-        seen = visit
-        if keep is not None:
-            seen = functools.partial(_kept, keep, index, visit)
-        hashes[index] = point_hash(sweep.base_raw, assignments, seen, validated)
+    for first in range(0, len(points), _TOLD_EVERY):
+        for index in range(first, min(first + _TOLD_EVERY, len(points))):
+            seen = visit if keep is None else functools.partial(_kept, keep, index, visit)
+            hashes[index] = point_hash(sweep.base_raw, points[index], seen, validated)
         if advance is not None:
-            advance(1)
+            advance(min(_TOLD_EVERY, len(points) - first))
     digest.update(hashes.tobytes())
     return Resolved(hashes, digest.hexdigest())
+
+
+_TOLD_EVERY = 100
+"""Points resolved between two calls of ``advance`` (a progress bar's update costs as much
+as resolving a point)."""
 
 
 def _kept(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from models.assignments import set_path
 from models.errors import ScenarioError
@@ -46,14 +46,18 @@ def point_scenario(
 
 class Points:
     """A sweep's points validated against one validated base: a point validates again only
-    the sections its assignments touch (the others are the base's own objects) and the
-    scenario's rules across sections; the same scenario as ``point_scenario``, at a
-    fraction of the cost.  A base that is not valid alone validates each point whole."""
+    the sections its assignments touch (the others are the base's own objects), each
+    distinct section once (one validation per axis value when each axis sets its own
+    section), then the scenario's rules across sections; the same scenario as
+    ``point_scenario``.  A point any of that refuses is validated whole, so its error is
+    the whole scenario's message.  A base that is not valid alone validates each point
+    whole."""
 
     def __init__(self, base_raw: dict[str, Any]) -> None:
         self.base_raw = base_raw
         self.base: Scenario | None = None
         self._hash: HashAgainstBase | None = None
+        self._sections: dict[tuple[str, ...], Any] = {}
         try:
             self.base = validate(base_raw)
         except (ScenarioError, ValidationError):
@@ -63,18 +67,53 @@ class Points:
     def scenario(self, assignments: dict[str, Any], seed: int | None = None) -> Scenario:
         """The validated scenario of one point (with ``seed`` as its root seed, if given)."""
         changes = {**assignments, **({"seed": seed} if seed is not None else {})}
-        table = point_table(self.base_raw, changes)
         if self.base is None:
-            return validate(table)
-        data: dict[str, Any] = dict(self.base.__dict__)
-        for path in changes:
-            section = str(_keys(path)[0])
-            data[section] = table[section]
-        return validate(data)
+            return validate(point_table(self.base_raw, changes))
+        try:
+            return self._by_sections(changes)
+        except Exception:  # validated whole below, for the whole scenario's message
+            return validate(point_table(self.base_raw, changes))
 
     def hash(self, scenario: Scenario) -> str:
         """``scenario_hash`` of a point's scenario."""
         return self._hash(scenario) if self._hash is not None else scenario_hash(scenario)
+
+    def _by_sections(self, changes: dict[str, Any]) -> Scenario:
+        """The point from its validated sections: the scenario's validation takes a section
+        that is already a model as it is, and checks the rules across sections."""
+        assert self.base is not None
+        touched: dict[str, dict[str, Any]] = {}
+        for path, value in changes.items():
+            touched.setdefault(str(_keys(path)[0]), {})[path] = value
+        data: dict[str, Any] = dict(self.base.__dict__)
+        for name, own in touched.items():
+            data[name] = self._section(name, own)
+        return Scenario.model_validate(data)
+
+    def _section(self, name: str, changes: dict[str, Any]) -> Any:
+        """Section ``name`` of the base with ``changes`` set, validated once per distinct
+        set of changes (a top-level field alone, such as the seed, by its own rules)."""
+        key = (name, *(f"{path}={value!r}" for path, value in changes.items()))
+        found = self._sections.get(key)
+        if found is None:
+            table = point_table({name: self.base_raw[name]}, changes)
+            found = _field_adapter(name).validate_python(table[name])
+            if len(self._sections) >= _DISTINCT_SECTIONS:
+                self._sections.clear()
+            self._sections[key] = found
+        return found
+
+
+_DISTINCT_SECTIONS = 4096
+"""Validated sections a ``Points`` keeps (then it starts again): a sweep's axis values."""
+
+
+@functools.cache
+def _field_adapter(name: str) -> TypeAdapter[Any]:
+    """Validates one field of ``Scenario`` as the scenario's own validation does."""
+    field = Scenario.model_fields[name]
+    annotated: Any = Annotated[field.annotation, field]
+    return TypeAdapter(annotated)
 
 
 @functools.lru_cache(maxsize=1024)

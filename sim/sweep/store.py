@@ -155,7 +155,10 @@ class ResultsDir:
         final = self.parts / f"part-{chunk:06d}.parquet"
         temporary = self.parts / f".{final.name}.tmp"
         try:
-            pq.write_table(table, temporary, write_page_checksum=True)
+            # Dictionary pages only where values repeat (strings): numbers are mostly
+            # distinct, and encoding them twice costs more CPU than the part's compression.
+            strings = [f.name for f in table.schema if pa.types.is_string(f.type)]
+            pq.write_table(table, temporary, write_page_checksum=True, use_dictionary=strings)
             with temporary.open("rb") as written:
                 os.fsync(written.fileno())
             os.replace(temporary, final)
@@ -201,17 +204,27 @@ def _chunk(part: Path) -> int:
     return int(match[1])
 
 
-def read_results(path: Path | str) -> pa.Table:
-    """All rows of a results directory, sorted by point, transport (file order) and seed."""
+def read_results(
+    path: Path | str,
+    written: dict[int, pa.Table] | None = None,
+    columns: tuple[str, ...] | None = None,
+) -> pa.Table:
+    """All rows of a results directory, sorted by point, transport (file order) and seed
+    (only ``columns``, if given). ``written``: parts this process has just written, by
+    chunk, taken as they are instead of read back (a sweep's totals)."""
     path = Path(path)
     manifest = read_manifest(path)
-    parts = ResultsDir(path)._part_files()
+    written = written or {}
+    parts = {_chunk(p): p for p in ResultsDir(path)._part_files()}
     if not parts:
         raise ScenarioError(f"{path}: no finished points yet")
-    check_read(f"reading {path}", filter(None, map(_footer, parts)))
+    unread = [part for chunk, part in parts.items() if chunk not in written]
+    check_read(f"reading {path}", filter(None, map(_footer, unread)))
     tables = []
-    for part in parts:
-        table, problem = checked_part(part, _chunk(part), manifest)
+    for chunk, part in parts.items():
+        table, problem = written.get(chunk), None
+        if table is None:
+            table, problem = checked_part(part, chunk, manifest)
         if table is None or problem is not None:
             raise ScenarioError(
                 f"{path}: {PARTS}/{part.name} is damaged ({problem}); run the sweep again "
@@ -219,6 +232,8 @@ def read_results(path: Path | str) -> pa.Table:
             )
         tables.append(table.replace_schema_metadata(None))
     table = pa.concat_tables(tables, promote_options="permissive")
+    if columns is not None:
+        table = table.select(list(columns))
     order = pc.index_in(table[TRANSPORT], value_set=pa.array(list(manifest.transports)))
     table = table.append_column("_transport_order", order)
     table = table.sort_by(

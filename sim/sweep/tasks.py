@@ -19,7 +19,11 @@ import pyarrow as pa
 from models.errors import ScenarioError
 from models.limits import MEMORY
 from models.scenario import Scenario
-from sim.analysis.estimates import analytic_batch_need, check_rollout_length, longest_rollout_turns
+from sim.analysis.estimates import (
+    analytic_batch_bytes,
+    check_rollout_length,
+    longest_rollout_turns,
+)
 from sim.analysis.run import Engine, Spec, execute
 from sim.analytic.agent.columns import column_form
 from sim.analytic.agent.engine import expect_columns
@@ -197,7 +201,7 @@ def memory_batches(scenarios: list[Scenario]) -> list[list[int]]:
     for index, scenario in enumerate(scenarios):
         own = longest_rollout_turns(scenario)
         turns = max(longest, own)
-        if batches and analytic_batch_need("", len(batches[-1]) + 1, turns).memory_bytes <= budget:
+        if batches and analytic_batch_bytes(len(batches[-1]) + 1, turns) <= budget:
             batches[-1].append(index)
             longest = turns
         else:

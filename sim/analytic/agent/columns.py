@@ -207,6 +207,9 @@ def take_points(columns: Any, rows: np.ndarray) -> Any:
 def _columns(section: type[BaseModel], items: list[Any]) -> Any:
     # Points often share a section object (a sweep's points share the base's untouched
     # sections): read each distinct object once and spread it to its points.
+    first = items[0]
+    if len(items) > 1 and all(item is first for item in items):
+        return take_points(_distinct_columns(section, [first]), np.zeros(len(items), np.intp))
     position: dict[int, int] = {}
     index = [position.setdefault(id(item), len(position)) for item in items]
     if len(position) < len(items):
