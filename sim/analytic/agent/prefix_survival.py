@@ -124,7 +124,7 @@ def revisits(routing: Routing, replicas: int, turns: int, fleet: bool) -> np.nda
 def sizes_at(table: TurnTable, turn: int) -> Sizes:
     """The history written after ``turn``: normal around its expected value, the variance
     of its turns' growth."""
-    variance = (turn + 1) * table.growth_variance
+    variance = table.history_variances()[turn]
     return Sizes.normal(
         np.array([table.history_tokens[turn]]), np.array([variance]), np.array([1.0])
     )
@@ -191,8 +191,7 @@ def left_behind(table: TurnTable, visit: float) -> Sizes:
     i, m = np.arange(turns)[:, None], np.arange(turns)[None, :]
     later = np.where(m >= i, (1.0 - visit) ** np.maximum(m - i, 0), 0.0)
     weights = visit * later @ ended
-    variances = (np.arange(turns) + 1) * table.growth_variance
-    return Sizes.normal(table.history_tokens, variances, weights)
+    return Sizes.normal(table.history_tokens, table.history_variances(), weights)
 
 
 def single_agent_missing(

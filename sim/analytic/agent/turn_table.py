@@ -57,9 +57,22 @@ class TurnTable:
     """The distribution of a tool-calling turn's tool time."""
     growth_variance: float
     """Variance of the tokens a tool-calling turn adds to the history (output and tools)."""
+    output_variance: float
+    """Variance of one turn's output tokens."""
 
     def stage_s(self, stage: Stage) -> np.ndarray:
         return self.quantities[:, STAGE_COLUMN[stage]]
+
+    def history_variances(self) -> np.ndarray:
+        """Variance of the history written after each turn k: the outputs of turns 0 .. k
+        and the tool results of turns 0 .. k - 1 (turn k's result comes with the next
+        request), so k turns' growth and one output."""
+        return np.arange(self.reach.size) * self.growth_variance + self.output_variance
+
+    def prior_variances(self) -> np.ndarray:
+        """Variance of the history each turn continues: the one written after the turn
+        before (none before the first)."""
+        return np.concatenate([[0.0], self.history_variances()[:-1]])
 
     @property
     def turns(self) -> float:
@@ -106,6 +119,7 @@ class TurnParts:
                 _value(draws.output_tokens, point).variance
                 + _value(draws.tool_output_tokens, point).variance
             ),
+            output_variance=float(_value(draws.output_tokens, point).variance),
         )
 
     @staticmethod

@@ -175,8 +175,7 @@ def _time_weights(table: TurnTable) -> np.ndarray:
 
 def _live_sizes(table: TurnTable) -> Sizes:
     """A live session's entry at a random moment: the history of the turn it is in."""
-    variances = (np.arange(table.reach.size) + 1) * table.growth_variance
-    return Sizes.normal(table.history_tokens, variances, _time_weights(table))
+    return Sizes.normal(table.history_tokens, table.history_variances(), _time_weights(table))
 
 
 def _in_use_sizes(table: TurnTable, held: np.ndarray) -> Sizes:
@@ -187,8 +186,7 @@ def _in_use_sizes(table: TurnTable, held: np.ndarray) -> Sizes:
     busy_s = table.reach * (table.stage_s(Stage.PREFILL) + table.stage_s(Stage.DECODE))
     found = busy_s * held / busy_s.sum()
     found[0] = 0.0
-    variances = np.arange(table.reach.size) * table.growth_variance
-    return Sizes.normal(table.prior_tokens, variances, found)
+    return Sizes.normal(table.prior_tokens, table.prior_variances(), found)
 
 
 def _touches(table: TurnTable, visit: float, writers: float) -> Any:
@@ -246,5 +244,4 @@ def _pinned_offered(setting: KvSetting, table: TurnTable, load: _Load, bound: bo
                 ]
             )
             hold[k] = float(going @ back)
-    variances = (np.arange(turns) + 1) * table.growth_variance
-    return Sizes.normal(table.history_tokens, variances, writes * hold)
+    return Sizes.normal(table.history_tokens, table.history_variances(), writes * hold)
