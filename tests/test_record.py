@@ -117,7 +117,7 @@ def test_tool_gaps_hold_the_drivers_tool_steps(recorded: Recorded) -> None:
     end and building the next request) plus the two hops between driver and proxy, each a
     wake-up of a process.  The 2 ms the hops may add is not asserted: on a loaded machine
     each wake-up waits for a core (benchmarks/record_gaps.py measures the distribution;
-    docs/record.md gives it); the typical gap holds it."""
+    docs/record.md gives it); the typical gap holds it within a scheduler slice."""
     by_id = {r.response_id: r for rollout in recorded.rollouts for r in rollout}
     excess_s = []
     for rollouts in recorded.driven.values():
@@ -129,8 +129,9 @@ def test_tool_gaps_hold_the_drivers_tool_steps(recorded: Recorded) -> None:
                 excess_s.append(gap_s - (after.sent_at_s - turn.received_at_s))
     # Each timestamp is read just after what it times, and a process preempted in between
     # reads it late (milliseconds on a loaded machine), so single gaps may come out shorter
-    # than the step; the typical one holds it, and at most 2 ms more.
-    assert 0 <= sorted(excess_s)[len(excess_s) // 2] < 0.002
+    # than the step; the typical one holds it, and at most a scheduler slice more (the 2 ms
+    # idle cores hold is the benchmark's to measure, not a loaded machine's).
+    assert 0 <= sorted(excess_s)[len(excess_s) // 2] < STAMP_SLACK_S
 
 
 @pytest.mark.live
