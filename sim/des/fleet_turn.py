@@ -79,19 +79,14 @@ def contended_turn(
             if nested is not None and not nested[3][t]:
                 nested = None  # this turn does not use the nested pool
             first_s = seconds if nested is None else nested[0][t]
-            if pool.take():
-                yield env.timeout(first_s)
-            else:
-                arrived_s = env.now
-                granted_s = yield pool.queue_for(first_s)
+            arrived_s = env.now
+            granted_s = yield pool.hold(first_s)
+            if granted_s is not None:
                 waits[t, column] = granted_s - arrived_s
             if nested is not None and inner is not None:
-                inner_s = nested[1][t]
-                if inner.take():
-                    yield env.timeout(inner_s)
-                else:
-                    arrived_s = env.now
-                    granted_s = yield inner.queue_for(inner_s)
+                arrived_s = env.now
+                granted_s = yield inner.hold(nested[1][t])
+                if granted_s is not None:
                     waits[t, inner_column] = granted_s - arrived_s
                 inner.release()
                 yield env.timeout(nested[2][t])

@@ -134,6 +134,14 @@ class ServerPool:
         self.waiting.change(+1)
         return waiting
 
+    def hold(self, service_s: float) -> Event:
+        """Hold a server ``service_s`` (the caller then ``release``s it): a timeout when one
+        is free, else ``queue_for``.  The event's value is the time the server was granted
+        when it queued, None when it did not."""
+        if self.take():
+            return self._env.timeout(service_s)
+        return self.queue_for(service_s)
+
     def release(self) -> None:
         if self._queue:
             self.waiting.change(-1)
