@@ -29,7 +29,6 @@ from sim.sweep.rows import (
     POINT,
     SEED,
     TRANSPORT,
-    encode,
     error_rows,
     to_table,
 )
@@ -136,7 +135,7 @@ def _head_columns(
     per_task = len(transports)
     columns[POINT] = [task.point for task in tasks for _ in transports]
     for path, kind in context.axis_kinds.items():
-        heads = [encode(kind, task.assignments.get(path)) for task in tasks]  # Task.head's
+        heads = [task.axis_value(path, kind) for task in tasks]
         columns[path] = pa.array([v for v in heads for _ in transports], type=_AXIS[kind])
     columns[TRANSPORT] = [t.value for _ in tasks for t in transports]
     columns[SEED] = [task.seed for task in tasks for _ in transports]

@@ -62,11 +62,12 @@ class Task:
     the seed is not hashed, so it is this run's too and is not computed again."""
 
     def head(self, context: Context) -> Head:
-        params = {
-            path: encode(kind, self.assignments.get(path))
-            for path, kind in context.axis_kinds.items()
-        }
+        params = {path: self.axis_value(path, kind) for path, kind in context.axis_kinds.items()}
         return Head(self.point, params, self.seed, context.engine.value)
+
+    def axis_value(self, path: str, kind: str) -> Any:
+        """The point's value of axis ``path`` as its column stores it."""
+        return encode(kind, self.assignments.get(path))
 
 
 def run_chunk_table(
