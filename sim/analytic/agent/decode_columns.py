@@ -64,7 +64,7 @@ def noise_cumulants(
     """Mean, variance and fourth cumulant of each point's D + U, shape (points, 3): what
     ``cumulants(DecodeTime(o, r), u)`` gives point by point."""
     tokens = np.array([[o.raw_moment(n) for n in MOMENTS] for o in output_tokens.values])
-    rates = np.array([[r.raw_moment(-n) for n in MOMENTS] for r in decode_tps.values])
+    rates = _reciprocal_moments(decode_tps.values)
     m1, m2, m3, m4 = (tokens[output_tokens.index] * rates[decode_tps.index]).T
     spread = np.maximum(m2 - m1 * m1, 0.0)
     central_4 = m4 - 4 * m3 * m1 + 6 * m2 * m1 * m1 - 3 * _power(m1, 4)
@@ -81,16 +81,20 @@ def _rate_nodes(decode_tps: ObjectColumn[Any]) -> list[_RateNodes]:
     """The distinct decode rates' quadrature nodes, grouped by how many nodes they have (so
     each point sums over its own nodes only, as it would alone)."""
     by_count: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = {}
-    constant = [i for i, r in enumerate(decode_tps.values) if type(r) is Constant]
+    constant: list[int] = []
+    constant_rates: list[float] = []
     for position, law in enumerate(decode_tps.values):
-        if type(law) is not Constant:
+        if type(law) is Constant:
+            constant.append(position)
+            constant_rates.append(law.value)
+        else:
             rates, weights = law.quadrature(RATE_NODES)
             by_count.setdefault(rates.size, []).append((position, rates, weights))
     groups = []
     if constant:
         rows = np.full(len(decode_tps.values), -1)
         rows[constant] = np.arange(len(constant))
-        values = np.array([decode_tps.values[i].value for i in constant])[:, None]
+        values = np.array(constant_rates)[:, None]
         groups.append(_RateNodes(rows, values, np.ones_like(values)))
     for held in by_count.values():
         rows = np.full(len(decode_tps.values), -1)
@@ -98,6 +102,24 @@ def _rate_nodes(decode_tps: ObjectColumn[Any]) -> list[_RateNodes]:
         rates = np.stack([r for _, r, _ in held])
         groups.append(_RateNodes(rows, rates, np.stack([w for _, _, w in held])))
     return groups
+
+
+def _reciprocal_moments(laws: tuple[Any, ...]) -> np.ndarray:
+    """E[r^-n], n = 1 .. 4, of each decode-rate law, shape (laws, 4).  Nonzero constants'
+    powers are taken moment by moment over all of them (a sweep over the decode rate holds
+    thousands), the same ``value ** -n`` as their ``raw_moment``."""
+    out = np.empty((len(laws), len(MOMENTS)))
+    constant: list[int] = []
+    values: list[float] = []
+    for position, law in enumerate(laws):
+        if type(law) is Constant and law.value != 0:
+            constant.append(position)
+            values.append(law.value)
+        else:
+            out[position] = [law.raw_moment(-n) for n in MOMENTS]
+    for column, n in enumerate(MOMENTS):
+        out[constant, column] = [value**-n for value in values]
+    return out
 
 
 def _power(values: np.ndarray, n: int) -> np.ndarray:

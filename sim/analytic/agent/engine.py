@@ -148,8 +148,7 @@ def _expect_compacting(columns: Any, transport: Transport) -> TurnParts:
         lambda: compacted.per_turn,
         compacted.count,
         compacted.cold.probability,
-        compacted.prior_tokens,
-        compacted.history_tokens,
+        lambda: (compacted.prior_tokens, compacted.history_tokens),
     )
 
 
@@ -173,19 +172,24 @@ def _expect_uncompacted(columns: Any, transport: Transport) -> TurnParts:
     approximations = _approximations(
         transport, cold, excess.approximate, draws.parallel, no, residency
     )
-    laid = expected_turns(columns, draws, count.index, count.last)
-    prior = np.broadcast_to(laid.prior_tokens, count.reach.shape)
 
     def turns() -> np.ndarray:
         return per_turn(quantities, count, cold.probability) + _later_excess_per_turn(cold, excess)
+
+    def tokens() -> tuple[np.ndarray, np.ndarray]:
+        laid = expected_turns(columns, draws, count.index, count.last)
+        history = laid.context_tokens + laid.output_tokens
+        return (
+            np.broadcast_to(laid.prior_tokens, count.reach.shape),
+            np.broadcast_to(history, count.reach.shape),
+        )
 
     return TurnParts(
         _expectations(sums, count, cold, approximations),
         turns,
         count,
         cold.probability,
-        prior,
-        np.broadcast_to(laid.context_tokens + laid.output_tokens, count.reach.shape),
+        tokens,
     )
 
 
@@ -249,12 +253,14 @@ def _cold_turns(
 
 def _later_excess(count: TurnCount, cold: ColdTurns, excess: Excess) -> np.ndarray:
     """The expected excess of turns k >= 1 in the safety stage and in TTFT, per point."""
+    out = np.zeros((count.reach.shape[0], QUANTITIES))
+    if not excess.approximate.any():
+        return out  # no later turn has an excess: every term is +0.0
     shares = (cold.probability, 1.0 - cold.probability)
     added = sum(
         total(count.reach * share * later)
         for share, later in zip(shares, excess.later, strict=True)
     )
-    out = np.zeros((count.reach.shape[0], QUANTITIES))
     out[:, STAGE_COLUMN[Stage.SAFETY]] = added
     out[:, TTFT] = added
     return out

@@ -149,8 +149,15 @@ def probe_turns(columns: Any, draws: ExpectedDraws) -> Turns:
 
 def total(values: np.ndarray) -> np.ndarray:
     """Sum over the turn axis, added in turn order (a point's sum does not depend on the
-    batch: padding past its longest rollout adds exact zeros)."""
-    return np.cumsum(values, axis=1)[:, -1]
+    batch: padding past its longest rollout adds exact zeros).
+
+    Reduced over a turn-major copy: numpy then adds whole turns one after another (from
+    -0.0, which adds nothing), where a reduction along each point's row would add in
+    pairs and a running sum would write every partial sum.
+    """
+    if values.shape[0] < 2:
+        return np.cumsum(values, axis=1)[:, -1]
+    return np.add.reduce(np.asfortranarray(values), axis=1, initial=-0.0)
 
 
 def rollout_sum(probes: np.ndarray, count: TurnCount, cold: np.ndarray) -> np.ndarray:

@@ -94,13 +94,28 @@ class TurnParts:
     a sweep's points would pay for them all (a third of the engine on the Amdahl sweep)."""
     count: TurnCount
     cold: np.ndarray
-    prior_tokens: np.ndarray
-    history_tokens: np.ndarray
+    tokens_of: Callable[[], tuple[np.ndarray, np.ndarray]]
+    """Computes ``prior_tokens`` and ``history_tokens`` (points, turns): only the residency
+    models read them."""
 
     @functools.cached_property
     def per_turn(self) -> np.ndarray:
         """Shape (points, turns, QUANTITIES): each turn's quantities given it is reached."""
         return self.per_turn_of()
+
+    @functools.cached_property
+    def _tokens(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.tokens_of()
+
+    @property
+    def prior_tokens(self) -> np.ndarray:
+        """History (conversation before the new input) each turn continues."""
+        return self._tokens[0]
+
+    @property
+    def history_tokens(self) -> np.ndarray:
+        """History written back after each turn: its context and its output."""
+        return self._tokens[1]
 
     def table(self, point: int, draws: Any) -> TurnTable:
         """The turns of one point, up to its longest rollout; ``draws`` are the points'
@@ -141,8 +156,7 @@ class TurnParts:
             per_turn_of=lambda: padded("per_turn", 0.0),
             count=count,
             cold=padded("cold", 1.0),
-            prior_tokens=padded("prior_tokens", 0.0),
-            history_tokens=padded("history_tokens", 0.0),
+            tokens_of=lambda: (padded("prior_tokens", 0.0), padded("history_tokens", 0.0)),
         )
 
 
