@@ -88,7 +88,10 @@ class ObjectColumn(Generic[T]):
         """The column of the points ``rows`` only, holding only the values they hold (what
         is evaluated once per distinct value is then evaluated for those alone)."""
         held, index = np.unique(self.index[rows], return_inverse=True)
-        return ObjectColumn(tuple(self.values[i] for i in held.tolist()), index.reshape(-1))
+        if held.size and int(held[-1]) - int(held[0]) + 1 == held.size:
+            # A run of values, as a block of a sweep's points holds: one slice.
+            return ObjectColumn(self.values[held[0] : held[-1] + 1], index.reshape(-1))
+        return ObjectColumn(tuple([self.values[i] for i in held.tolist()]), index.reshape(-1))
 
     def groups(self) -> Iterator[tuple[T, np.ndarray]]:
         """Each distinct value with the points that hold it."""

@@ -40,13 +40,28 @@ class _RateNodes:
     weights: np.ndarray
 
 
+def constant_rates(decode_tps: ObjectColumn[Any]) -> np.ndarray:
+    """Each distinct decode-rate law's value when it is a constant, NaN otherwise.
+
+    A sweep over the decode rate holds thousands of constants: the engine reads them once
+    (``ExpectedDraws.constant_rates``) and passes them to the functions here.
+    """
+    return np.array([law.value if type(law) is Constant else np.nan for law in decode_tps.values])
+
+
 def decode_laplace(
-    output_tokens: ObjectColumn[Any], decode_tps: ObjectColumn[Any], s: np.ndarray
+    output_tokens: ObjectColumn[Any],
+    decode_tps: ObjectColumn[Any],
+    s: np.ndarray,
+    constants: np.ndarray | None = None,
 ) -> np.ndarray:
     """E[exp(-s D)] of each point's decode time, ``s`` of shape (points, 1): what
-    ``DecodeTime(o, r).laplace(s)`` gives point by point."""
+    ``DecodeTime(o, r).laplace(s)`` gives point by point; ``constants`` are
+    ``constant_rates(decode_tps)`` when already read."""
     out = np.empty(s.shape)
-    for nodes in _rate_nodes(decode_tps):
+    if constants is None:
+        constants = constant_rates(decode_tps)
+    for nodes in _rate_nodes(decode_tps, constants):
         held = nodes.rows[decode_tps.index] >= 0
         if not held.any():
             continue
@@ -59,12 +74,18 @@ def decode_laplace(
 
 
 def noise_cumulants(
-    output_tokens: ObjectColumn[Any], decode_tps: ObjectColumn[Any], tool_s: ObjectColumn[Any]
+    output_tokens: ObjectColumn[Any],
+    decode_tps: ObjectColumn[Any],
+    tool_s: ObjectColumn[Any],
+    constants: np.ndarray | None = None,
 ) -> np.ndarray:
     """Mean, variance and fourth cumulant of each point's D + U, shape (points, 3): what
-    ``cumulants(DecodeTime(o, r), u)`` gives point by point."""
+    ``cumulants(DecodeTime(o, r), u)`` gives point by point; ``constants`` are
+    ``constant_rates(decode_tps)`` when already read."""
     tokens = np.array([[o.raw_moment(n) for n in MOMENTS] for o in output_tokens.values])
-    rates = _reciprocal_moments(decode_tps.values)
+    if constants is None:
+        constants = constant_rates(decode_tps)
+    rates = _reciprocal_moments(decode_tps.values, constants)
     m1, m2, m3, m4 = (tokens[output_tokens.index] * rates[decode_tps.index]).T
     spread = np.maximum(m2 - m1 * m1, 0.0)
     central_4 = m4 - 4 * m3 * m1 + 6 * m2 * m1 * m1 - 3 * _power(m1, 4)
@@ -77,24 +98,19 @@ def noise_cumulants(
     return np.stack([mean, variance, fourth], axis=1)
 
 
-def _rate_nodes(decode_tps: ObjectColumn[Any]) -> list[_RateNodes]:
+def _rate_nodes(decode_tps: ObjectColumn[Any], constants: np.ndarray) -> list[_RateNodes]:
     """The distinct decode rates' quadrature nodes, grouped by how many nodes they have (so
     each point sums over its own nodes only, as it would alone)."""
     by_count: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = {}
-    constant: list[int] = []
-    constant_rates: list[float] = []
-    for position, law in enumerate(decode_tps.values):
-        if type(law) is Constant:
-            constant.append(position)
-            constant_rates.append(law.value)
-        else:
-            rates, weights = law.quadrature(RATE_NODES)
-            by_count.setdefault(rates.size, []).append((position, rates, weights))
+    for position in np.flatnonzero(np.isnan(constants)).tolist():
+        rates, weights = decode_tps.values[position].quadrature(RATE_NODES)
+        by_count.setdefault(rates.size, []).append((position, rates, weights))
     groups = []
-    if constant:
+    constant = np.flatnonzero(~np.isnan(constants))
+    if constant.size:
         rows = np.full(len(decode_tps.values), -1)
-        rows[constant] = np.arange(len(constant))
-        values = np.array(constant_rates)[:, None]
+        rows[constant] = np.arange(constant.size)
+        values = constants[constant][:, None]
         groups.append(_RateNodes(rows, values, np.ones_like(values)))
     for held in by_count.values():
         rows = np.full(len(decode_tps.values), -1)
@@ -104,21 +120,17 @@ def _rate_nodes(decode_tps: ObjectColumn[Any]) -> list[_RateNodes]:
     return groups
 
 
-def _reciprocal_moments(laws: tuple[Any, ...]) -> np.ndarray:
+def _reciprocal_moments(laws: tuple[Any, ...], constants: np.ndarray) -> np.ndarray:
     """E[r^-n], n = 1 .. 4, of each decode-rate law, shape (laws, 4).  Nonzero constants'
-    powers are taken moment by moment over all of them (a sweep over the decode rate holds
-    thousands), the same ``value ** -n`` as their ``raw_moment``."""
+    powers are taken moment by moment over all of them, the same ``value ** -n`` as their
+    ``raw_moment``."""
     out = np.empty((len(laws), len(MOMENTS)))
-    constant: list[int] = []
-    values: list[float] = []
-    for position, law in enumerate(laws):
-        if type(law) is Constant and law.value != 0:
-            constant.append(position)
-            values.append(law.value)
-        else:
-            out[position] = [law.raw_moment(-n) for n in MOMENTS]
+    powers = ~np.isnan(constants) & (constants != 0)
+    for position in np.flatnonzero(~powers).tolist():
+        out[position] = [laws[position].raw_moment(-n) for n in MOMENTS]
+    values = constants[powers].tolist()
     for column, n in enumerate(MOMENTS):
-        out[constant, column] = [value**-n for value in values]
+        out[powers, column] = [value**-n for value in values]
     return out
 
 

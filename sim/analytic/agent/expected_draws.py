@@ -22,6 +22,7 @@ from models.distributions import Mixture
 from models.workload import ToolKind
 from sim.analytic.agent.capped import capped
 from sim.analytic.agent.columns import ObjectColumn
+from sim.analytic.agent.decode_columns import constant_rates
 from sim.analytic.agent.parallel_tools import turn_tool_output, turn_tool_time
 
 
@@ -36,6 +37,9 @@ class ExpectedDraws:
     tool_output_tokens: ObjectColumn[Any]
     """The tool output of a tool-calling turn (one call: a mixture over the tool mix)."""
     tool_calls: ObjectColumn[Any]
+    constant_rates: np.ndarray
+    """Each distinct decode-rate law's value when it is a constant, NaN otherwise
+    (``sim.analytic.agent.decode_columns.constant_rates``)."""
     mean_output_tokens: np.ndarray
     """Shape (points, 1), like every mean below."""
     decode_s_per_token: np.ndarray
@@ -61,14 +65,16 @@ def expected_draws(columns: Any) -> ExpectedDraws:
         )
     )
     calls = w.parallel_calls_per_turn
+    rates = constant_rates(columns.inference.decode_tps)
     return ExpectedDraws(
         output_tokens=w.output_tokens,
         decode_tps=columns.inference.decode_tps,
         tool_time_s=tool_time,
         tool_output_tokens=tool_output,
         tool_calls=w.tool_calls_per_rollout,
+        constant_rates=rates,
         mean_output_tokens=_column(w.output_tokens.map(lambda d: d.mean)),
-        decode_s_per_token=_column(columns.inference.decode_tps.map(lambda d: d.mean_reciprocal())),
+        decode_s_per_token=_column(_mean_reciprocal(columns.inference.decode_tps, rates)),
         mean_tool_s=_column(tool_time.map(lambda d: d.mean)),
         mean_tool_output_tokens=_column(tool_output.map(lambda d: d.mean)),
         mean_parallel_calls=_column(calls.map(lambda d: d.mean)),
@@ -86,6 +92,15 @@ def tool_mixture(tools: tuple[ToolKind, ...], field: str) -> Mixture:
         weights=tuple(tool.weight for tool in tools),
         components=tuple(getattr(tool, field) for tool in tools),
     )
+
+
+def _mean_reciprocal(rates: ObjectColumn[Any], constants: np.ndarray) -> np.ndarray:
+    """E[1 / rate] of each point.  When every law is a constant (``constants`` their values)
+    they are divided together: the same correctly rounded 1 / value as ``mean_reciprocal``."""
+    if np.isnan(constants).any():
+        return rates.map(lambda d: d.mean_reciprocal())
+    with np.errstate(divide="ignore"):
+        return (1.0 / constants)[rates.index]  # 1 / 0 is inf, as a zero constant's
 
 
 def _column(values: np.ndarray) -> np.ndarray:

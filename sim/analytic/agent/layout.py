@@ -168,27 +168,46 @@ def rollout_sum(probes: np.ndarray, count: TurnCount, cold: np.ndarray) -> np.nd
     is reached), shape (points, turns); 1 at turn 0 unless the agent keeps its
     connection across rollouts.  Returns (points, quantities).
     """
-    cold_probes, warm_probes = probes
     first_cold, first_warm = (
         variant[:, FIRST] + count.last[:, :1] * (variant[:, FIRST_LAST] - variant[:, FIRST])
         for variant in probes
     )
     first = first_cold + (1.0 - cold[:, :1]) * (first_warm - first_cold)
-    later = count.index >= 1
-    steps = np.maximum(count.index - 1, 0)
     out = first
-    for variant, share in ((cold_probes, cold), (warm_probes, 1.0 - cold)):
-        weight = np.where(later, count.reach * share, 0.0)
+    weights = later_weights(count, cold)
+    for variant, (weight, weight_steps, weight_last) in zip(probes, weights, strict=True):
         level = variant[:, SECOND]
         slope = variant[:, THIRD] - level
         last_turn = variant[:, SECOND_LAST] - level
         out = (
             out
-            + level * total(weight)[:, None]
-            + slope * total(weight * steps)[:, None]
-            + last_turn * total(weight * count.last)[:, None]
+            + level * weight[:, None]
+            + slope * weight_steps[:, None]
+            + last_turn * weight_last[:, None]
         )
     return out
+
+
+def later_weights(count: TurnCount, cold: np.ndarray) -> np.ndarray:
+    """Per variant (cold, warm) the sums over turns k >= 1 of w = reach x share (``cold``
+    or 1 - ``cold``), of w (k - 1) and of w last, shape (2, 3, points): what ``rollout_sum``
+    weights the probes' level, slope and last-turn term by.
+
+    The six are laid out turn-major in one array and reduced together, in turn order as
+    ``total`` adds.
+    """
+    points, turns = count.reach.shape
+    weights = np.empty((2, 3, turns, points))
+    steps = np.maximum(count.index - 1, 0)[:, None]
+    for variant, share in enumerate((cold.T, 1.0 - cold.T)):
+        weight, weight_steps, weight_last = weights[variant]
+        np.multiply(count.reach.T, share, out=weight)
+        weight[0] = 0.0
+        np.multiply(weight, steps, out=weight_steps)
+        np.multiply(weight, count.last.T, out=weight_last)
+    if points < 2:
+        return np.cumsum(weights, axis=2)[:, :, -1]
+    return np.add.reduce(weights, axis=2, initial=-0.0)
 
 
 def per_turn(probes: np.ndarray, count: TurnCount, cold: np.ndarray) -> np.ndarray:
