@@ -87,6 +87,8 @@ class ObjectColumn(Generic[T]):
     def take(self, rows: np.ndarray) -> ObjectColumn[T]:
         """The column of the points ``rows`` only, holding only the values they hold (what
         is evaluated once per distinct value is then evaluated for those alone)."""
+        if len(self.values) == 1:  # most of a sweep's columns: nothing to find
+            return ObjectColumn(self.values, np.zeros_like(self.index[rows]))
         held, index = np.unique(self.index[rows], return_inverse=True)
         if held.size and int(held[-1]) - int(held[0]) + 1 == held.size:
             # A run of values, as a block of a sweep's points holds: one slice.

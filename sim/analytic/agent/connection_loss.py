@@ -138,14 +138,16 @@ def affine_scan(offset: np.ndarray, slope: np.ndarray) -> np.ndarray:
 
     The maps x -> offset + slope x are composed by doubling (log2(turns) steps
     over whole arrays, not one step per turn); element k of the result is x_(k+1).
+    The steps run on turn-major copies, so each shifted slice is one contiguous run.
     """
-    offset, slope = offset.copy(), slope.copy()
+    offset = np.ascontiguousarray(np.moveaxis(offset, -1, 0))
+    slope = np.ascontiguousarray(np.moveaxis(slope, -1, 0))
     shift = 1
-    while shift < offset.shape[-1]:
-        offset[..., shift:] = offset[..., shift:] + slope[..., shift:] * offset[..., :-shift]
-        slope[..., shift:] = slope[..., shift:] * slope[..., :-shift]
+    while shift < offset.shape[0]:
+        offset[shift:] = offset[shift:] + slope[shift:] * offset[:-shift]
+        slope[shift:] = slope[shift:] * slope[:-shift]
         shift *= 2
-    return offset + slope
+    return np.moveaxis(offset + slope, 0, -1)
 
 
 def _laplace(distribution: Any, s: np.ndarray) -> np.ndarray:
