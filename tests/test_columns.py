@@ -80,3 +80,18 @@ def test_object_column_reductions() -> None:
 def test_an_empty_column_form_is_refused() -> None:
     with pytest.raises(ValueError, match="at least one scenario"):
         column_form([])
+
+
+def test_a_taken_column_holds_each_point_its_own_value_whatever_the_rows() -> None:
+    laws = [Constant(value=float(v)) for v in range(6)]
+    column = ObjectColumn(tuple(laws), np.array([0, 1, 2, 3, 4, 5, 2, 0]))
+    for rows in ([2, 3, 4], [6, 2, 3], [0, 5], [7, 0], [4]):
+        taken = column.take(np.array(rows))
+        assert [taken.values[i] for i in taken.index] == [
+            column.values[column.index[r]] for r in rows
+        ]
+        assert len(set(taken.values)) == len(taken.values), "each value held once"
+    run = column.take(np.array([2, 3, 4]))
+    assert run.values == tuple(laws[2:5]), "a run of values is a slice of them"
+    single = ObjectColumn.of([laws[1]] * 4).take(np.array([3, 1]))
+    assert single.values == (laws[1],) and list(single.index) == [0, 0]

@@ -27,7 +27,7 @@ from sim.analytic.agent import engine as analytic
 from sim.analytic.agent.columns import column_form
 from sim.analytic.agent.engine import expect
 from sim.analytic.agent.expected_draws import expected_draws
-from sim.analytic.agent.layout import expected_turns, turn_count
+from sim.analytic.agent.layout import TurnCount, expected_turns, later_weights, total, turn_count
 from sim.sweep.points import point_scenario
 from sim.turn.transports import Transport, turn_work
 
@@ -147,3 +147,29 @@ def test_a_tool_call_count_of_probability_zero_changes_nothing() -> None:
         padded = expect(scenario("codex-spark", zero_weight), transport)
         plain = expect(scenario("codex-spark", "workload.tool_calls_per_rollout=20"), transport)
         assert np.array_equal(padded.stage_s, plain.stage_s)
+
+
+def test_sums_over_turns_add_each_points_turns_in_order() -> None:
+    rng = np.random.default_rng(11)
+    for points, turns in ((1, 41), (2, 9), (300, 41), (7, 1)):
+        values = rng.standard_normal((points, turns)) * 10.0 ** rng.uniform(-6, 6, (points, turns))
+        values[0, :] = -0.0
+        running = np.cumsum(values, axis=1)[:, -1]
+        summed = total(values)
+        assert np.array_equal(summed, running) and np.array_equal(
+            np.signbit(summed), np.signbit(running)
+        )
+
+
+def test_the_later_weights_are_the_reach_weighted_sums_over_turns_after_the_first() -> None:
+    rng = np.random.default_rng(12)
+    for points in (1, 2, 50):
+        count = TurnCount(reach=rng.random((points, 23)), last=rng.random((points, 23)))
+        cold = rng.random((points, 23))
+        steps = np.maximum(count.index - 1, 0)
+        got = later_weights(count, cold)
+        for variant, share in enumerate((cold, 1.0 - cold)):
+            weight = np.where(count.index >= 1, count.reach * share, 0.0)
+            for term, factor in enumerate((1.0, steps, count.last)):
+                running = np.cumsum(weight * factor, axis=1)[:, -1]
+                assert np.array_equal(got[variant, term], running)

@@ -303,4 +303,4 @@ def _approximations(
         )
         for combination in set(code)
     }
-    return tuple(names[c] for c in code)
+    return tuple(map(names.__getitem__, code))

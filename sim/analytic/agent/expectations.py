@@ -153,6 +153,9 @@ def stitch(parts: list[tuple[np.ndarray, Expectations]], points: int) -> Expecta
         values[name] = out
     approximations: list[tuple[str, ...]] = [()] * points
     for rows, part in parts:
+        if rows.size and int(rows[-1]) - int(rows[0]) + 1 == rows.size:  # a block: a run
+            approximations[int(rows[0]) : int(rows[-1]) + 1] = part.approximations
+            continue
         for row, flags in zip(rows.tolist(), part.approximations, strict=True):
             approximations[row] = flags
     return Expectations(**values, approximations=tuple(approximations))
