@@ -160,8 +160,11 @@ def _expect_uncompacted(columns: Any, transport: Transport) -> TurnParts:
     excess = parallel_excess(columns, draws, count, work)
     cached = cached_prompt_tokens(columns, probes)
     hidden_s = expected_hidden_post_s(columns, draws) * (1.0 - PROBE_LAST)
-    # Both variants written into one array as they are computed (no stacked copy).
-    quantities = np.empty((len(work), *probes.shape, QUANTITIES))
+    # Both variants written into one array as they are computed (no stacked copy), probe
+    # by probe: what the rollout's sums read is one probe's quantities over all points.
+    points, probe_count = probes.shape
+    by_probe = np.empty((len(work), probe_count, points, QUANTITIES))
+    quantities = by_probe.transpose(0, 2, 1, 3)
     for variant, (w, e) in enumerate(zip(work, excess.at_probes, strict=True)):
         costs = stage_costs(columns, w, parallel_excess_s=e, post_hidden_s=hidden_s)
         _quantities(costs, w, cached, quantities[variant])
