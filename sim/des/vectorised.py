@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import fields
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -36,7 +36,13 @@ from sim.des.blocks import RanTurns, sum_rollouts
 from sim.des.draws import draw_turns
 from sim.des.streams import Draw, stream
 from sim.turn.records import RolloutRecords
-from sim.turn.transports import Transport, cached_prompt_tokens, compaction_work, turn_work
+from sim.turn.transports import (
+    Transport,
+    cached_prompt_tokens,
+    cold_turn_work,
+    compaction_work,
+    warm_turn_work,
+)
 from sim.turn.turns import Turns
 
 _DRAW_CHUNK = 256
@@ -58,26 +64,30 @@ def simulate_block(
     firsts = np.array([0]) if session else turns.offsets[:-1]
     think_s = _think_s(scenario, block_index, count) if session else np.zeros(count)
     connection = _connection_rule(scenario, transport, block_index)
+    layout = _Layout(turns.offsets)
     cold = np.zeros(turns.count, dtype=bool)
     cold[firsts] = True
     while True:
-        timeline = _Timeline(turns.offsets, variants.request_s(cold), variants.tool_s, think_s)
+        timeline = layout.timeline(variants.request_s(cold), variants.tool_s, think_s)
         found = connection(timeline, firsts)
         if np.array_equal(found, cold):
             break
         cold = found
     every = np.ones(count, dtype=bool)
     return sum_rollouts(
-        variants.ran(turns, block_index, cold, timeline), every, every if keep_turns else None
+        variants.ran(turns, block_index, cold, timeline, keep_turns),
+        every,
+        every if keep_turns else None,
     )
 
 
 class _Variants:
-    """Warm costs of every turn; cold costs of the turns that run cold, computed on demand."""
+    """Warm costs of every turn; cold work and costs of the turns that run cold, computed
+    on demand (a turn's work is its own: the cold turns' work is their rows' work)."""
 
     def __init__(self, scenario: Scenario, transport: Transport, turns: Turns) -> None:
-        self.scenario = scenario
-        self.cold_work, warm_work = turn_work(scenario, transport, turns)
+        self.scenario, self.transport, self.turns = scenario, transport, turns
+        warm_work = warm_turn_work(scenario, transport, turns)
         self.cold_compaction: Work | None = None
         warm_compaction: Work | None = None
         if scenario.compaction.compacts:
@@ -87,30 +97,42 @@ class _Variants:
         self.tool_s = self.warm.stage_s[Stage.TOOL]
         self.uncached_warm = warm_work.prompt_tokens_uncached
         self._cold_rows: np.ndarray | None = None
-        self._cold: TurnCosts | None = None
+        self._cold: tuple[Work, TurnCosts] | None = None
 
-    def _costs_of_rows(self, rows: np.ndarray) -> TurnCosts:
+    def _of_rows(self, rows: np.ndarray) -> tuple[Work, TurnCosts]:
+        work = cold_turn_work(self.scenario, self.transport, _turn_rows(self.turns, rows))
         compaction = None if self.cold_compaction is None else _rows(self.cold_compaction, rows)
-        return stage_costs(self.scenario, _rows(self.cold_work, rows), compaction=compaction)
+        return work, stage_costs(self.scenario, work, compaction=compaction)
 
-    def cold_costs(self, rows: np.ndarray) -> TurnCosts:
+    def cold(self, rows: np.ndarray) -> tuple[Work, TurnCosts]:
+        """The cold work and costs of the turns at ``rows``."""
         known = self._cold_rows
         if self._cold is None or known is None or not np.array_equal(rows, known):
-            self._cold_rows, self._cold = rows, self._costs_of_rows(rows)
+            self._cold_rows, self._cold = rows, self._of_rows(rows)
         return self._cold
 
     def request_s(self, cold: np.ndarray) -> np.ndarray:
         rows = np.flatnonzero(cold)
         seconds = self.warm_request_s.copy()
-        seconds[rows] = self.cold_costs(rows).request_s
+        seconds[rows] = self.cold(rows)[1].request_s
         return seconds
 
-    def ran(self, turns: Turns, block_index: int, cold: np.ndarray, line: _Timeline) -> RanTurns:
+    def ran(
+        self, turns: Turns, block_index: int, cold: np.ndarray, line: _Timeline, keep_turns: bool
+    ) -> RanTurns:
         rows = np.flatnonzero(cold)
-        cold_costs = self.cold_costs(rows)
-        # Stages as rows while filling in (contiguous), as columns for the records (a view).
-        stage_s = np.stack([self.warm.stage_s[stage] for stage in STAGES])
-        stage_s[:, rows] = np.stack([cold_costs.stage_s[stage] for stage in STAGES])
+        cold_work, cold_costs = self.cold(rows)
+        starts = turns.offsets[:-1]
+        # Each stage's column summed per rollout as it is filled in; the whole
+        # matrix only where the turns' rows are kept.
+        stage_s = np.empty((len(STAGES), turns.count)) if keep_turns else None
+        sums_s = np.empty((len(STAGES), len(starts)))
+        column = np.empty(turns.count)
+        for index, stage in enumerate(STAGES):
+            seconds = column if stage_s is None else stage_s[index]
+            np.copyto(seconds, self.warm.stage_s[stage])
+            seconds[rows] = cold_costs.stage_s[stage]
+            np.add.reduceat(seconds, starts, out=sums_s[index])
         costs = TurnCosts(
             stage_s={},
             ttft_s=_put(self.warm.ttft_s, rows, cold_costs.ttft_s),
@@ -119,13 +141,12 @@ class _Variants:
             post_overlapped_s=_put(self.warm.post_overlapped_s, rows, cold_costs.post_overlapped_s),
             safety_parallel_s=_put(self.warm.safety_parallel_s, rows, cold_costs.safety_parallel_s),
         )
-        uncached = _put(
-            self.uncached_warm, rows, _take(self.cold_work.prompt_tokens_uncached, rows)
-        )
+        uncached = _put(self.uncached_warm, rows, cold_work.prompt_tokens_uncached)
         return RanTurns(
             turns=turns,
             block_index=block_index,
-            stage_s=stage_s.T,
+            stage_s=None if stage_s is None else stage_s.T,
+            stage_sums_s=sums_s.T,
             ttft_s=costs.ttft_s,
             costs=costs,
             cached_prompt_tokens=cached_prompt_tokens(self.scenario, turns),
@@ -137,26 +158,43 @@ class _Variants:
         )
 
 
-class _Timeline:
-    """Clock readings of one agent's block: each rollout's think time, then each turn's
-    request and tool, added one after the other as SimPy's clock adds them."""
+class _Layout:
+    """Where each delay of a block goes on its timeline: each rollout's think time, then
+    each turn's request and tool, one after the other."""
 
-    def __init__(
-        self, offsets: np.ndarray, request_s: np.ndarray, tool_s: np.ndarray, think_s: np.ndarray
-    ) -> None:
+    def __init__(self, offsets: np.ndarray) -> None:
         count = len(offsets) - 1
-        per_rollout = np.diff(offsets)
-        think_at = 2 * offsets[:-1] + np.arange(count)
-        request_at = 2 * np.arange(len(request_s)) + np.repeat(np.arange(count), per_rollout) + 1
-        delays_s = np.zeros(2 * len(request_s) + count)
-        delays_s[think_at] = think_s
-        delays_s[request_at] = request_s
-        delays_s[request_at + 1] = tool_s
+        turns = int(offsets[-1])
+        self.think_at = 2 * offsets[:-1] + np.arange(count)
+        self.request_at = 2 * np.arange(turns) + np.repeat(np.arange(count), np.diff(offsets)) + 1
+        self.tool_at = self.request_at + 1
+        self.start_at = self.request_at - 1
+        self.rollout_end_at = 2 * offsets[1:] + np.arange(count)
+        self.delays_s = np.zeros(2 * turns + count)
+
+    def timeline(self, request_s: np.ndarray, tool_s: np.ndarray, think_s: np.ndarray) -> _Timeline:
+        delays_s = self.delays_s
+        delays_s[self.think_at] = think_s
+        delays_s[self.request_at] = request_s
+        delays_s[self.tool_at] = tool_s
         clock_s = np.cumsum(delays_s)
-        self.request_start_s = clock_s[request_at - 1]
-        self.request_end_s = clock_s[request_at]
-        self.rollout_start_s = clock_s[think_at]
-        self.rollout_end_s = clock_s[2 * offsets[1:] + np.arange(count)]
+        return _Timeline(
+            request_start_s=clock_s[self.start_at],
+            request_end_s=clock_s[self.request_at],
+            rollout_start_s=clock_s[self.think_at],
+            rollout_end_s=clock_s[self.rollout_end_at],
+        )
+
+
+@dataclass(frozen=True)
+class _Timeline:
+    """Clock readings of one agent's block, the delays added one after the other as
+    SimPy's clock adds them."""
+
+    request_start_s: np.ndarray
+    request_end_s: np.ndarray
+    rollout_start_s: np.ndarray
+    rollout_end_s: np.ndarray
 
 
 def _connection_rule(
@@ -243,6 +281,16 @@ def _think_s(scenario: Scenario, block_index: int, count: int) -> np.ndarray:
     rng = stream(scenario.seed, block_index, Draw.THINK_TIME)
     think = scenario.load.think_time_s
     return np.array([0.0] + [float(think.sample(rng, 1)[0]) for _ in range(count - 1)])
+
+
+def _turn_rows(turns: Turns, rows: np.ndarray) -> Turns:
+    """The turns at ``rows``, their per-turn arrays taken (the offsets no longer apply)."""
+    per_turn = {
+        name: getattr(turns, name)[rows]
+        for name in turns.__dataclass_fields__
+        if name not in ("offsets", "fixed_tokens") and getattr(turns, name) is not None
+    }
+    return Turns(**per_turn, offsets=turns.offsets, fixed_tokens=turns.fixed_tokens)
 
 
 def _rows(work: Work, rows: np.ndarray) -> Work:

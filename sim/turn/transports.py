@@ -48,20 +48,34 @@ _DESCRIPTIONS = {
 
 
 def turn_work(scenario: Scenario, transport: Transport, turns: Turns) -> tuple[Work, Work]:
-    """(cold, warm) work of every turn under ``transport``.
+    """(cold, warm) work of every turn under ``transport``."""
+    warm = warm_turn_work(scenario, transport, turns)
+    return cold_turn_work(scenario, transport, turns, warm), warm
+
+
+def warm_turn_work(scenario: Scenario, transport: Transport, turns: Turns) -> Work:
+    """Work of every turn on a live connection."""
+    if transport is Transport.HTTP or transport is Transport.HTTP_FULL:
+        return _full_rebuild(scenario, turns, resend=float(transport is Transport.HTTP_FULL))
+    return _cached(scenario, turns, append=transport is Transport.WS_APPEND)
+
+
+def cold_turn_work(
+    scenario: Scenario, transport: Transport, turns: Turns, warm: Work | None = None
+) -> Work:
+    """Work of every turn on a new connection (``warm``: the same turns' warm work, when
+    known: over HTTP the cold turn is the warm one plus connecting).
 
     A turn after a compaction starts a new chain on the connection its compaction
     request opened: it connects only where no compaction came first.
     """
-    first_on_connection = 1.0 - turns.compacted
     if transport is Transport.HTTP or transport is Transport.HTTP_FULL:
-        full = _full_rebuild(scenario, turns, resend=float(transport is Transport.HTTP_FULL))
-        return _with(full, connect_http=first_on_connection), full
+        full = warm if warm is not None else warm_turn_work(scenario, transport, turns)
+        return _with(full, connect_http=1.0 - turns.compacted)
     cold = _after_cache_loss(scenario, turns)
-    append = transport is Transport.WS_APPEND
-    if append:
+    if transport is Transport.WS_APPEND:
         cold = _with(cold, post_runs=turns.is_last)
-    return cold, _cached(scenario, turns, append=append)
+    return cold
 
 
 def compaction_work(scenario: Scenario, transport: Transport, turns: Turns) -> tuple[Work, Work]:
