@@ -168,8 +168,6 @@ def sum_rollouts(
     ``turn_rows``)."""
     turns, costs, count = ran.turns, ran.costs, ran.turns.count
     rollouts = len(turns.offsets) - 1
-    refused = ran.refused if ran.refused is not None else np.zeros(count)
-    throttle_s = ran.throttle_s if ran.throttle_s is not None else np.zeros(count)
     starts = turns.offsets[:-1]
     per_rollout = np.diff(turns.offsets)
     kept_turns = np.repeat(keep, per_rollout)
@@ -177,6 +175,7 @@ def sum_rollouts(
     if turn_rows is not None:
         rows = np.repeat(turn_rows, per_rollout)
         wait_s = ran.wait_s if ran.wait_s is not None else np.zeros((count, len(WAIT_PHASES)))
+        refused = ran.refused if ran.refused is not None else np.zeros(count)
         turn_records = TurnRecords(
             rollout=np.repeat(np.arange(rollouts) + ran.block_index * BLOCK_ROLLOUTS, per_rollout)[
                 rows
@@ -217,10 +216,15 @@ def sum_rollouts(
         turn_ttft_s=ran.ttft_s[kept_turns],
         cached_prompt_tokens=np.add.reduceat(ran.cached_prompt_tokens, starts)[keep],
         uncached_prompt_tokens=np.add.reduceat(ran.uncached_prompt_tokens, starts)[keep],
-        rate_limited=np.add.reduceat(refused, starts)[keep],
-        rate_limit_wait_s=np.add.reduceat(throttle_s, starts)[keep],
+        rate_limited=_rollout_sums(ran.refused, starts)[keep],
+        rate_limit_wait_s=_rollout_sums(ran.throttle_s, starts)[keep],
         turn_records=turn_records,
     )
+
+
+def _rollout_sums(per_turn: np.ndarray | None, starts: np.ndarray) -> np.ndarray:
+    """Each rollout's sum of ``per_turn`` (None: nothing recorded, zero)."""
+    return np.zeros(len(starts)) if per_turn is None else np.add.reduceat(per_turn, starts)
 
 
 def _per_turn(stage_s: np.ndarray | None) -> np.ndarray:

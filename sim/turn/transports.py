@@ -16,6 +16,7 @@ from enum import StrEnum
 
 import numpy as np
 
+from models.in_place import add_to, multiply_by
 from models.scenario import Scenario
 from models.work import Work
 from sim.turn.compaction import compaction_turns
@@ -100,7 +101,8 @@ def _full_rebuild(scenario: Scenario, turns: Turns, resend: float | np.ndarray) 
     zeros = np.zeros(turns.shape)
     continuing = _continuing(turns)
     hit = turns.render_hit
-    rendered = hit * turns.new_tokens + (1 - hit) * (turns.fixed_tokens + turns.context_tokens)
+    prompt_tokens = turns.fixed_tokens + turns.context_tokens
+    rendered = hit * turns.new_tokens + (1 - hit) * prompt_tokens
     config_cache = _switch(scenario.api.config_cache)
     stored = 1.0 - resend
     return Work(
@@ -122,11 +124,11 @@ def _full_rebuild(scenario: Scenario, turns: Turns, resend: float | np.ndarray) 
         route_cached=config_cache * ones,
         hop_runs=ones,
         safety_runs=ones,
-        tokens_classified=turns.fixed_tokens + turns.context_tokens,
+        tokens_classified=prompt_tokens,
         prompt_tokens_uncached=_uncached_prompt(
             scenario, turns, stateless=resend + stored * (1 - continuing)
         ),
-        prompt_tokens=turns.fixed_tokens + turns.context_tokens,
+        prompt_tokens=prompt_tokens,
         output_tokens=turns.output_tokens,
         decode_s_per_token=turns.decode_s_per_token,
         post_runs=ones,
@@ -199,7 +201,7 @@ def _cached(scenario: Scenario, turns: Turns, append: bool) -> Work:
         safety_runs=pre_inference,
         tokens_classified=pre_inference * turns.new_tokens,
         prompt_tokens_uncached=_uncached_prompt(scenario, turns, stateless=1 - _continuing(turns)),
-        prompt_tokens=turns.fixed_tokens + turns.context_tokens,
+        prompt_tokens=add_to(turns.context_tokens, turns.fixed_tokens),
         output_tokens=turns.output_tokens,
         decode_s_per_token=turns.decode_s_per_token,
         post_runs=turns.is_last if append else ones,
@@ -224,7 +226,9 @@ def _uncached_prompt(scenario: Scenario, turns: Turns, stateless: np.ndarray) ->
     i = scenario.inference
     reused = i.prefix_cache_hit_fraction * (1 - _switch(i.prefix_reuse_needs_state) * stateless)
     resident = turns.fixed_tokens + turns.prior_tokens
-    return turns.new_tokens + (1 - reused) * resident + reused * turns.missing_history_tokens
+    # new + (1 - reused) * resident + reused * missing, written over ``resident``
+    uncached = add_to(multiply_by(resident, 1 - reused), turns.new_tokens)
+    return add_to(uncached, reused * turns.missing_history_tokens)
 
 
 def cached_prompt_tokens(scenario: Scenario, turns: Turns) -> np.ndarray:
