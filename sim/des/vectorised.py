@@ -245,27 +245,27 @@ def _websocket_cold(
 
     Chains (a rollout each, or the whole block for a session) are first taken to open
     once, all together; the first chain where a later request finds its connection
-    ended is walked opening by opening, and the chains after it are taken again.
+    ended is walked opening by opening, and the chains after it are taken again.  The
+    clock only moves on, so a chain finds its connection ended if its last request does.
     """
     start_s = line.request_start_s
     total = len(start_s)
     ends = np.append(firsts[1:], total)
+    last_start_s = start_s[ends - 1]
     cold = np.zeros(total, dtype=bool)
     opened, chain = 0, 0
     while chain < len(firsts):
         heads = firsts[chain:]
         end_at_s = start_s[heads] + np.minimum(lifetime_s, drops.after_s(opened, len(heads)))
-        lengths = ends[chain:] - heads
-        expired = start_s[heads[0] :] >= np.repeat(end_at_s, lengths)
-        expired[heads - heads[0]] = False
+        expired = (last_start_s[chain:] >= end_at_s) & (ends[chain:] - heads > 1)
         if not expired.any():
             cold[heads] = True
             break
-        turn = heads[0] + int(np.argmax(expired))
-        broken = int(np.searchsorted(firsts, turn, side="right")) - 1
+        broken = chain + int(np.argmax(expired))
         cold[firsts[chain : broken + 1]] = True
         opened += broken + 1 - chain
-        end = ends[broken]
+        turn, end = int(firsts[broken]) + 1, int(ends[broken])
+        turn += int(np.searchsorted(start_s[turn:end], end_at_s[broken - chain], side="left"))
         while turn < end:
             cold[turn] = True
             end_at_s = start_s[turn] + min(lifetime_s, float(drops.after_s(opened, 1)[0]))
