@@ -9,17 +9,20 @@ decode (a product of two work fields; zero unless a profile sets them), so the
 same function serves the discrete-event engine (drawn values) and the analytic
 engine (expected values; it takes the context terms at the expected counts,
 leaving out their covariance).
+
+Each formula's plain expression is in a comment; the code does its operations in
+the same order, its temporaries written over (``models.in_place``): the same
+numbers bit for bit, with fewer arrays the size of a block.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
-from models.in_place import add_to, divide_by, multiply_by, positive_part
+from models.in_place import add_to, divide_by, multiply_by, positive_part, total
 from models.scenario import Scenario
 from models.stages import FIRST_TOKEN_STAGES, Side, Stage
 from models.work import Work
@@ -72,14 +75,6 @@ class TurnCosts:
         return self.request_s + self.stage_s[Stage.TOOL]
 
 
-def total(seconds: Iterable[np.ndarray]) -> np.ndarray:
-    """``seconds`` added in order, as ``sum`` adds them (starting from zero)."""
-    added: np.ndarray = np.zeros(())
-    for term in seconds:
-        added = add_to(added, term)
-    return added
-
-
 def parallel_margin_s(scenario: Scenario, work: Work) -> np.ndarray:
     """Parallel classifiers' time minus prefill's, per turn: the safety excess is its positive part.
 
@@ -92,8 +87,6 @@ def parallel_margin_s(scenario: Scenario, work: Work) -> np.ndarray:
 
 def _parallel_and_prefill_s(scenario: Scenario, work: Work) -> tuple[np.ndarray, np.ndarray]:
     s, i = scenario.safety, scenario.inference
-    # Each formula's operations in the order Python evaluates the plain expression (in
-    # comments), their temporaries written over (``models.in_place``): the same numbers bit for bit.
     # U / prefill_tps + overhead_ms * _MS + context(U, P - U / 2)
     prefill = add_to(work.prompt_tokens_uncached / i.prefill_tps, i.overhead_ms * _MS)
     prefill = add_to(
@@ -150,10 +143,9 @@ class PostRates(Protocol):
 
 def post_cpu_s(api: PostRates, runs: np.ndarray, tokens: np.ndarray) -> np.ndarray:
     """Post-inference work (billing, logging, persisting) of ``runs`` over ``tokens`` output."""
-    fixed_ms = runs * api.post_fixed_ms
-    return multiply_by(
-        add_to(fixed_ms, multiply_by(api.post_per_1k_tokens_ms * tokens, _PER_1K)), _MS
-    )
+    # (runs * post_fixed_ms + post_per_1k_tokens_ms * tokens * _PER_1K) * _MS
+    per_1k_ms = multiply_by(api.post_per_1k_tokens_ms * tokens, _PER_1K)
+    return multiply_by(add_to(runs * api.post_fixed_ms, per_1k_ms), _MS)
 
 
 def stage_costs(
@@ -179,8 +171,6 @@ def stage_costs(
     half_rtt_s = rtt_s / 2
     zeros = np.zeros_like(work.tool_s)
 
-    # The plain expression of each stage in a comment; its operations in the same order,
-    # temporaries written over (``models.in_place``): the same numbers bit for bit.
     # (build_fixed_ms + build_per_item_ms * items_sent) * _MS
     client_build = multiply_by(add_to(c.build_per_item_ms * work.items_sent, c.build_fixed_ms), _MS)
     handshake_s = (n.tcp_handshake_rtts + n.tls_handshake_rtts) * rtt_s + n.tls_crypto_ms * _MS

@@ -11,9 +11,19 @@ otherwise they make a new array, as the plain expression would.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 _FLOAT = np.dtype(np.float64)
+
+
+def total(terms: Iterable[np.ndarray]) -> np.ndarray:
+    """``terms`` added in order, as ``sum`` adds them (starting from zero)."""
+    added: np.ndarray = np.zeros(())
+    for term in terms:
+        added = add_to(added, term)
+    return added
 
 
 def add_to(sum_so_far: np.ndarray, term: np.ndarray | float) -> np.ndarray:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import fields
 
 import numpy as np
 
@@ -35,6 +35,7 @@ from models.work import Work
 from sim.des.blocks import RanTurns, sum_rollouts
 from sim.des.draws import draw_turns
 from sim.des.streams import Draw, stream
+from sim.des.timeline import Layout, Timeline
 from sim.turn.records import RolloutRecords
 from sim.turn.transports import (
     Transport,
@@ -64,7 +65,7 @@ def simulate_block(
     firsts = np.array([0]) if session else turns.offsets[:-1]
     think_s = _think_s(scenario, block_index, count) if session else np.zeros(count)
     connection = _connection_rule(scenario, transport, block_index)
-    layout = _Layout(turns.offsets)
+    layout = Layout(turns.offsets)
     cold = np.zeros(turns.count, dtype=bool)
     cold[firsts] = True
     while True:
@@ -118,7 +119,7 @@ class _Variants:
         return seconds
 
     def ran(
-        self, turns: Turns, block_index: int, cold: np.ndarray, line: _Timeline, keep_turns: bool
+        self, turns: Turns, block_index: int, cold: np.ndarray, line: Timeline, keep_turns: bool
     ) -> RanTurns:
         rows = np.flatnonzero(cold)
         cold_work, cold_costs = self.cold(rows)
@@ -158,48 +159,9 @@ class _Variants:
         )
 
 
-class _Layout:
-    """Where each delay of a block goes on its timeline: each rollout's think time, then
-    each turn's request and tool, one after the other."""
-
-    def __init__(self, offsets: np.ndarray) -> None:
-        count = len(offsets) - 1
-        turns = int(offsets[-1])
-        self.think_at = 2 * offsets[:-1] + np.arange(count)
-        self.request_at = 2 * np.arange(turns) + np.repeat(np.arange(count), np.diff(offsets)) + 1
-        self.tool_at = self.request_at + 1
-        self.start_at = self.request_at - 1
-        self.rollout_end_at = 2 * offsets[1:] + np.arange(count)
-        self.delays_s = np.zeros(2 * turns + count)
-
-    def timeline(self, request_s: np.ndarray, tool_s: np.ndarray, think_s: np.ndarray) -> _Timeline:
-        delays_s = self.delays_s
-        delays_s[self.think_at] = think_s
-        delays_s[self.request_at] = request_s
-        delays_s[self.tool_at] = tool_s
-        clock_s = np.cumsum(delays_s)
-        return _Timeline(
-            request_start_s=clock_s[self.start_at],
-            request_end_s=clock_s[self.request_at],
-            rollout_start_s=clock_s[self.think_at],
-            rollout_end_s=clock_s[self.rollout_end_at],
-        )
-
-
-@dataclass(frozen=True)
-class _Timeline:
-    """Clock readings of one agent's block, the delays added one after the other as
-    SimPy's clock adds them."""
-
-    request_start_s: np.ndarray
-    request_end_s: np.ndarray
-    rollout_start_s: np.ndarray
-    rollout_end_s: np.ndarray
-
-
 def _connection_rule(
     scenario: Scenario, transport: Transport, block_index: int
-) -> Callable[[_Timeline, np.ndarray], np.ndarray]:
+) -> Callable[[Timeline, np.ndarray], np.ndarray]:
     """The cold flags a timeline gives, by the transport's kind of connection."""
     if not transport.is_websocket:
         idle_s = scenario.client.keepalive_idle_s
@@ -211,7 +173,7 @@ def _connection_rule(
     return lambda line, firsts: _websocket_cold(line, firsts, c.ws_lifetime_s, drops)
 
 
-def _keepalive_cold(line: _Timeline, firsts: np.ndarray, idle_s: float) -> np.ndarray:
+def _keepalive_cold(line: Timeline, firsts: np.ndarray, idle_s: float) -> np.ndarray:
     """A keep-alive request is cold on a new connection or after an idle gap too long."""
     gap_s = np.empty_like(line.request_start_s)
     gap_s[0] = math.inf
@@ -239,7 +201,7 @@ class _Drops:
 
 
 def _websocket_cold(
-    line: _Timeline, firsts: np.ndarray, lifetime_s: float, drops: _Drops
+    line: Timeline, firsts: np.ndarray, lifetime_s: float, drops: _Drops
 ) -> np.ndarray:
     """A WebSocket request is cold on a new connection or once the last one has ended.
 
