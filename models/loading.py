@@ -12,16 +12,16 @@ from __future__ import annotations
 import time
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from models.assignments import parse_assignment, set_path
-from models.distributions import KINDS
-from models.errors import ScenarioError, one_line
+from models.distribution_kinds import KINDS
+from models.errors import ScenarioError
 from models.limits import INPUT_SIZE
-from models.scenario import Scenario
 from models.text_input import parse_toml, read_text
+
+if TYPE_CHECKING:
+    from models.scenario import Scenario
 
 _MAX_EXTENDS_DEPTH = 8
 
@@ -140,6 +140,12 @@ def with_changes(scenario: Scenario, overrides: list[str] | tuple[str, ...]) -> 
 
 def validate(data: dict[str, Any]) -> Scenario:
     """Validate a scenario table, raising a one-line ScenarioError."""
+    # The model (pydantic, numpy) loads here: a source refused while it is read needs neither.
+    from pydantic import ValidationError
+
+    from models.scenario import Scenario
+    from models.validation_errors import one_line
+
     try:
         return Scenario.model_validate(data)
     except ValidationError as error:

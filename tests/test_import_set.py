@@ -52,6 +52,15 @@ def test_quick_commands_import_no_heavy_package(args: list[str]) -> None:
     assert imported_after(cli(*args)) & HEAVY == set()
 
 
+@pytest.mark.parametrize("args", [["--help"], ["run", "no-such-preset:ws"]])
+def test_help_and_a_bad_source_import_no_package_but_click(args: list[str]) -> None:
+    """Neither needs numpy, pydantic or rich: the group lists its commands from their help,
+    the spec is parsed and the preset looked up before the scenario model loads."""
+    loaded = imported_after(cli(*args))
+    outside = {m for m in loaded if not m.startswith("_")} - set(sys.stdlib_module_names)
+    assert outside - {"models", "sim"} == {"click"}
+
+
 def test_a_bad_source_is_refused_before_the_engines_load() -> None:
     """``run`` checks the spec, the engine and the source first, so an unknown preset's
     one-line error loads neither engine nor the summaries."""
