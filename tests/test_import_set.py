@@ -75,6 +75,21 @@ def test_one_agent_run_imports_no_heavy_package() -> None:
     assert imported_after(cli("run", "codex-spark:ws", "--rollouts", "20")) & HEAVY == set()
 
 
+def test_one_agent_simulated_loads_neither_the_analytic_engine_nor_the_fleet() -> None:
+    """Each engine loads when it runs: a one-agent DES run estimates its needs without an
+    expectation and summarizes without the fleet's statistics; its bar only on a terminal."""
+    others = {
+        "sim.analytic.agent.engine",
+        "sim.analytic.fleet.demand",
+        "sim.analysis.fleet_summary",
+        "rich.progress",
+    }
+    simulated = imported_after(cli("run", "codex-spark:ws", "--rollouts", "20"), whole=True)
+    assert simulated & others == set()
+    analytic = imported_after(cli("run", "codex-spark:ws", "--engine", "analytic"), whole=True)
+    assert "sim.analytic.agent.engine" in analytic
+
+
 def test_writing_records_loads_pyarrow() -> None:
     """The check has teeth: a command that writes Parquet does import pyarrow."""
     code = cli("run", "codex-spark:ws", "--rollouts", "20", "--out", "/dev/null/x.parquet")
