@@ -143,11 +143,12 @@ def validate(data: dict[str, Any]) -> Scenario:
     from pydantic import ValidationError
 
     from models.scenario import Scenario
-    from models.validation_errors import one_line
 
     try:
         return Scenario.model_validate(data)
     except ValidationError as error:
+        from models.validation_errors import one_line
+
         raise one_line(error, Scenario) from None
 
 

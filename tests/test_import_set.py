@@ -80,6 +80,7 @@ def test_one_agent_simulated_loads_neither_the_analytic_engine_nor_the_fleet() -
     expectation and summarizes without the fleet's statistics; its bar only on a terminal."""
     others = {
         "sim.analytic.agent.engine",
+        "sim.analytic.agent.expectations",
         "sim.analytic.fleet.demand",
         "sim.analysis.fleet_summary",
         "rich.progress",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from models.errors import ScenarioError
 from models.loading import load_scenario
@@ -12,10 +13,12 @@ from sim.analysis.spec import Engine as Engine
 from sim.analysis.spec import Spec as Spec
 from sim.analysis.spec import parse_engine as parse_engine
 from sim.analysis.spec import parse_spec as parse_spec
-from sim.analytic.agent.expectations import Expectation
 from sim.des.replication import Replication
 from sim.des.runners import Progress, simulate
 from sim.turn.records import RolloutRecords, TurnRecords
+
+if TYPE_CHECKING:
+    from sim.analytic.agent.expectations import Expectation
 
 TRACE_ROLLOUTS = 20
 """Measured rollouts of a fleet's first replication whose turns a trace shows."""
