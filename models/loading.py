@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 _MAX_EXTENDS_DEPTH = 8
 PRESETS = Path(__file__).parent / "presets"
 """The shipped presets, files of the package (its package data); read as paths, without
-``importlib.resources``, whose import costs the quick commands a tenth of their start-up."""
+``importlib.resources``, whose import (tempfile and what it loads) the quick commands would
+otherwise pay for."""
 
 
 def preset_names() -> list[str]:
