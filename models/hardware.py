@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tomllib
 from functools import cache
-from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -40,7 +40,7 @@ class HardwareEntry(HardwareProfile):
 @cache
 def hardware_registry() -> dict[str, HardwareEntry]:
     """Name -> documented profile, from the packaged hardware.toml."""
-    raw = tomllib.loads(files("models").joinpath("hardware.toml").read_text())
+    raw = tomllib.loads((Path(__file__).parent / "hardware.toml").read_text())
     return {name: HardwareEntry(**table) for name, table in raw.items()}
 
 

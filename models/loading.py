@@ -10,28 +10,28 @@ PATH (``[[append.workload.tools]]`` adds a tool kind and keeps the preset's).
 from __future__ import annotations
 
 import time
-from importlib.resources import files
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from models.assignments import parse_assignment, set_path
-from models.distributions import KINDS
-from models.errors import ScenarioError, one_line
+from models.distribution_kinds import KINDS
+from models.errors import ScenarioError
 from models.limits import INPUT_SIZE
-from models.scenario import Scenario
 from models.text_input import parse_toml, read_text
 
+if TYPE_CHECKING:
+    from models.scenario import Scenario
+
 _MAX_EXTENDS_DEPTH = 8
+PRESETS = Path(__file__).parent / "presets"
+"""The shipped presets, files of the package (its package data); read as paths, without
+``importlib.resources``, whose import (tempfile and what it loads) the quick commands would
+otherwise pay for."""
 
 
 def preset_names() -> list[str]:
     """Names of the presets shipped in the package."""
-    folder = files("models.presets")
-    return sorted(
-        p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml")
-    )
+    return sorted(p.stem for p in PRESETS.iterdir() if p.suffix == ".toml")
 
 
 def preset_text(name: str) -> str:
@@ -40,7 +40,7 @@ def preset_text(name: str) -> str:
         raise ScenarioError(
             f"preset = {name!r}: unknown preset; allowed: {', '.join(preset_names())}"
         )
-    return files("models.presets").joinpath(f"{name}.toml").read_text()
+    return (PRESETS / f"{name}.toml").read_text()
 
 
 def scenario_text(source: str) -> str:
@@ -140,9 +140,16 @@ def with_changes(scenario: Scenario, overrides: list[str] | tuple[str, ...]) -> 
 
 def validate(data: dict[str, Any]) -> Scenario:
     """Validate a scenario table, raising a one-line ScenarioError."""
+    # The model (pydantic, numpy) loads here: a source refused while it is read needs neither.
+    from pydantic import ValidationError
+
+    from models.scenario import Scenario
+
     try:
         return Scenario.model_validate(data)
     except ValidationError as error:
+        from models.validation_errors import one_line
+
         raise one_line(error, Scenario) from None
 
 
@@ -230,8 +237,7 @@ def _read_source(source: str, read: list[Path] | None = None) -> tuple[str, Path
         return text, path.parent
     text = preset_text(source)
     if read is not None:
-        preset = files("models.presets").joinpath(f"{source}.toml")
-        read.append(Path(str(preset)))
+        read.append(PRESETS / f"{source}.toml")
     return text, None
 
 

@@ -52,6 +52,15 @@ def test_quick_commands_import_no_heavy_package(args: list[str]) -> None:
     assert imported_after(cli(*args)) & HEAVY == set()
 
 
+@pytest.mark.parametrize("args", [["--help"], ["run", "no-such-preset:ws"]])
+def test_help_and_a_bad_source_import_no_package_but_click(args: list[str]) -> None:
+    """Neither needs numpy, pydantic or rich: the group lists its commands from their help,
+    the spec is parsed and the preset looked up before the scenario model loads."""
+    loaded = imported_after(cli(*args))
+    outside = {m for m in loaded if not m.startswith("_")} - set(sys.stdlib_module_names)
+    assert outside - {"models", "sim"} == {"click"}
+
+
 def test_a_bad_source_is_refused_before_the_engines_load() -> None:
     """``run`` checks the spec, the engine and the source first, so an unknown preset's
     one-line error loads neither engine nor the summaries."""
@@ -64,6 +73,22 @@ def test_a_bad_source_is_refused_before_the_engines_load() -> None:
 def test_one_agent_run_imports_no_heavy_package() -> None:
     """``run`` simulates one agent without an event queue (no SimPy) and writes no file."""
     assert imported_after(cli("run", "codex-spark:ws", "--rollouts", "20")) & HEAVY == set()
+
+
+def test_one_agent_simulated_loads_neither_the_analytic_engine_nor_the_fleet() -> None:
+    """Each engine loads when it runs: a one-agent DES run estimates its needs without an
+    expectation and summarizes without the fleet's statistics; its bar only on a terminal."""
+    others = {
+        "sim.analytic.agent.engine",
+        "sim.analytic.agent.expectations",
+        "sim.analytic.fleet.demand",
+        "sim.analysis.fleet_summary",
+        "rich.progress",
+    }
+    simulated = imported_after(cli("run", "codex-spark:ws", "--rollouts", "20"), whole=True)
+    assert simulated & others == set()
+    analytic = imported_after(cli("run", "codex-spark:ws", "--engine", "analytic"), whole=True)
+    assert "sim.analytic.agent.engine" in analytic
 
 
 def test_writing_records_loads_pyarrow() -> None:

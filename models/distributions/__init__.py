@@ -3,6 +3,7 @@
 In TOML a bare number is a constant; otherwise a table with ``kind``.
 """
 
+from models.distribution_kinds import KINDS
 from models.distributions.base import (
     QUADRATURE_NODES,
     SAMPLE_CHUNK,
@@ -12,7 +13,7 @@ from models.distributions.base import (
 )
 from models.distributions.continuous import Exponential, LogNormal, Uniform, lognormal_nodes
 from models.distributions.discrete import Constant, Empirical
-from models.distributions.mixture import KINDS, Component, Distribution, Mixture
+from models.distributions.mixture import Component, Distribution, Mixture
 
 __all__ = [
     "KINDS",

@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from pydantic import BeforeValidator, Field, model_validator
 
+from models.distribution_kinds import KINDS
 from models.distributions.base import (
     SAMPLE_CHUNK,
     Bounded,
@@ -129,6 +130,3 @@ Component = Annotated[
 ]
 Distribution = Annotated[Component, BeforeValidator(_number_is_constant)]
 """A field type: a bare number (constant) or a table with ``kind``."""
-
-KINDS = ("constant", "exponential", "lognormal", "uniform", "empirical", "mixture")
-"""The ``kind`` tags of the distributions."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from models.distributions import Distribution
 from models.errors import ScenarioError
@@ -19,13 +20,12 @@ from models.limits import MEMORY, ROLLOUT_TURNS, TURNS, Cap
 from models.scenario import Scenario
 from models.stages import POOLS, STAGES
 from models.workload import rollout_turns
-from sim.analytic.agent.engine import expect
-from sim.analytic.agent.expectations import Expectation
-from sim.analytic.fleet.demand import fleet_demand
-from sim.analytic.fleet.rate_limit import rate_cap
 from sim.des.streams import BLOCK_ROLLOUTS
 from sim.turn.records import RolloutRecords
 from sim.turn.transports import Transport
+
+if TYPE_CHECKING:
+    from sim.analytic.agent.expectations import Expectation
 
 BLOCK_BYTES_PER_TURN = 1_600
 """A drawn block's per-turn arrays: draws, work and costs of both variants (measured 1,260
@@ -196,6 +196,10 @@ def single_agent_need(
 
 def fleet_need(what: str, scenario: Scenario, transport: Transport) -> Need:
     """A fleet: the rollouts under way at once (blocks and processes) and every replication's."""
+    # The analytic engine loads for a fleet's estimate only: one agent's needs no expectation.
+    from sim.analytic.agent.engine import expect
+    from sim.analytic.fleet.demand import fleet_demand
+
     check_rollout_length(what, scenario)
     longest = longest_rollout_turns(scenario)
     load = scenario.load
@@ -250,6 +254,8 @@ def fleet_need(what: str, scenario: Scenario, transport: Transport) -> Need:
 def _refusals(scenario: Scenario, e: Expectation, window_s: float) -> float:
     """The 429s of every replication of a closed fleet: the agents beyond what the rate
     limits' cap keeps cycling each retry once per attempt interval (none under the cap)."""
+    from sim.analytic.fleet.rate_limit import rate_cap
+
     cap = rate_cap(scenario, e)
     if cap is None:
         return 0.0

@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from models.errors import ScenarioError
 from models.loading import load_scenario
 from models.scenario import Scenario
 from sim.analysis.estimates import check_run
-from sim.analysis.fleet_summary import run_fleet
 from sim.analysis.spec import Engine as Engine
 from sim.analysis.spec import Spec as Spec
 from sim.analysis.spec import parse_engine as parse_engine
 from sim.analysis.spec import parse_spec as parse_spec
-from sim.analytic.agent.engine import expect
-from sim.analytic.agent.expectations import Expectation
 from sim.des.replication import Replication
 from sim.des.runners import Progress, simulate
 from sim.turn.records import RolloutRecords, TurnRecords
+
+if TYPE_CHECKING:
+    from sim.analytic.agent.expectations import Expectation
 
 TRACE_ROLLOUTS = 20
 """Measured rollouts of a fleet's first replication whose turns a trace shows."""
@@ -102,9 +103,14 @@ def execute(
         )
     check_run(spec.text, scenario, spec.transport, engine is Engine.ANALYTIC, rollouts, keep_turns)
     head = (spec, scenario, engine, rollouts, overrides)
+    # Each engine loads when it runs: one agent's simulation needs neither of the others.
     if engine is Engine.ANALYTIC:
+        from sim.analytic.agent.engine import expect
+
         return AnalyticRun(*head, expect(scenario, spec.transport))
     if scenario.on_fleet:
+        from sim.analysis.fleet_summary import run_fleet
+
         return FleetRun(
             *head, run_fleet(scenario, spec.transport, TRACE_ROLLOUTS if keep_turns else 0)
         )

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from models.errors import ScenarioError
-from sim.turn.transports import Transport
+from sim.turn.transport_names import Transport
 
 
 class Engine(StrEnum):

@@ -10,7 +10,6 @@ import numpy as np
 from models.errors import ScenarioError
 from models.scenario_hash import scenario_hash
 from models.stages import STAGES, Stage
-from sim.analysis.fleet_summary import fleet_reductions, fleet_result
 from sim.analysis.metrics import Metric
 from sim.analysis.results import Comparison, Estimate, Latency, RunResult, UnmeasuredPoint
 from sim.analysis.run import AnalyticRun, FleetRun, Run, SimulatedRun
@@ -21,6 +20,8 @@ def summarize(run: Run) -> RunResult[Any] | UnmeasuredPoint:
     """The result of one run: latency statistics, the budget per stage, API work, and the
     overrides the run's scenario was loaded with."""
     if isinstance(run, FleetRun):
+        from sim.analysis.fleet_summary import fleet_result
+
         result = fleet_result(run.spec.text, run.scenario, run.spec.transport, run.replications)
         return replace(result, overrides=run.overrides)
     return agent_result(run)
@@ -72,6 +73,8 @@ def agent_result(run: SimulatedRun | AnalyticRun) -> RunResult[None]:
 def compare(a: Run, b: Run) -> Comparison:
     """Both runs and the reductions of b relative to a (paired where both were simulated)."""
     if isinstance(a, FleetRun) and isinstance(b, FleetRun):
+        from sim.analysis.fleet_summary import fleet_reductions
+
         result_a, result_b = summarize(a), summarize(b)
         stable = result_a.stable and result_b.stable
         reductions = fleet_reductions(a.replications, b.replications) if stable else {}

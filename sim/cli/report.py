@@ -12,7 +12,6 @@ from sim.analysis.fleet_results import FleetStats
 from sim.analysis.metrics import REDUCTIONS, Metric
 from sim.analysis.results import Comparison, RunResult, UnmeasuredPoint
 from sim.analysis.verdict import verdict
-from sim.analytic.agent.expectations import BOUNDS
 
 
 def print_run(console: Console, result: RunResult[Any] | UnmeasuredPoint) -> None:
@@ -109,6 +108,8 @@ def print_title(console: Console, result: RunResult[Any], prefix: str = "") -> N
 
 def _bounded(flag: str) -> str:
     """A flag with the largest error it was measured to cost (a fleet's flags carry theirs)."""
+    from sim.analytic.agent.expectations import BOUNDS
+
     bound = next((text for name, text in BOUNDS.items() if name == flag), None)
     return flag if bound is None else f"{flag} ({bound})"
 

@@ -9,8 +9,6 @@ from pathlib import Path
 import click
 import numpy as np
 from click.core import ParameterSource
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
 from models.errors import ScenarioError
 from models.scenario import Scenario
@@ -86,6 +84,9 @@ def execute_run(
     spec, scenario, engine, keep_turns = prepared
     if not sys.stderr.isatty() or engine is Engine.ANALYTIC:
         return execute(spec, scenario, engine, rollouts, keep_turns, overrides=sets)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task(spec.text, total=rollouts)

@@ -12,9 +12,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from models.errors import ScenarioError, one_line
+from models.errors import ScenarioError
 from models.strict import Int
 from models.text_input import parse_json, read_text
+from models.validation_errors import one_line
 from sim.sweep.sweepfile import Sweep
 
 MANIFEST = "_manifest.json"

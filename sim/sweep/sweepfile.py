@@ -14,10 +14,11 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from models.assignments import parse_assignment, set_path
-from models.errors import ScenarioError, one_line
+from models.errors import ScenarioError
 from models.loading import raw_scenario, validate
 from models.strict import Int
 from models.text_input import parse_toml, read_text
+from models.validation_errors import one_line
 from sim.analysis.run import Engine
 from sim.sweep.axes import MAX_RUNS, Axis, Sample, Seed, Table, axis_problem
 from sim.sweep.design import point_count

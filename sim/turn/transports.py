@@ -8,11 +8,12 @@ one a turn is; the analytic engine mixes them by probability.
 The scenario's switches (``api.config_cache``, ``connection.store``) enter as
 0/1 numbers, never as branches, so the same code serves one scenario and a
 column form of many whose switches differ point by point.
+
+``Transport`` is defined in ``sim.turn.transport_names``, so that a spec is parsed
+without numpy, and is imported from here as well.
 """
 
 from __future__ import annotations
-
-from enum import StrEnum
 
 import numpy as np
 
@@ -20,32 +21,8 @@ from models.in_place import add_to, multiply_by
 from models.scenario import Scenario
 from models.work import Work
 from sim.turn.compaction import compaction_turns
+from sim.turn.transport_names import Transport as Transport
 from sim.turn.turns import Turns
-
-
-class Transport(StrEnum):
-    """How the client talks to the API."""
-
-    HTTP = "http"
-    HTTP_FULL = "http-full"
-    WS = "ws"
-    WS_APPEND = "ws-append"
-
-    @property
-    def description(self) -> str:
-        return _DESCRIPTIONS[self]
-
-    @property
-    def is_websocket(self) -> bool:
-        return self in (Transport.WS, Transport.WS_APPEND)
-
-
-_DESCRIPTIONS = {
-    Transport.HTTP: "per-request HTTP with previous_response_id (server rebuilds state)",
-    Transport.HTTP_FULL: "per-request HTTP resending the whole history (no stored state)",
-    Transport.WS: "WebSocket mode with the connection-scoped cache",
-    Transport.WS_APPEND: "one long-running response per rollout (the minimal-overhead bound)",
-}
 
 
 def turn_work(scenario: Scenario, transport: Transport, turns: Turns) -> tuple[Work, Work]:
