@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import json
 import os
 import resource
@@ -169,6 +170,18 @@ def child_cpu_s(command: list[str], repeats: int) -> float:
     return best
 
 
+def bytecode_compiled() -> bool:
+    """Whether the venv's numpy and this project's engine have compiled bytecode (``make
+    bench`` compiles both): without it every start compiles them again, which doubles
+    each figure below."""
+    import numpy
+
+    import sim.des.engine
+
+    sources = (numpy.__file__, sim.des.engine.__file__)
+    return all(Path(importlib.util.cache_from_source(s)).exists() for s in sources if s)
+
+
 def start_up(repeats: int) -> dict[str, Any]:
     command = str(Path(sys.executable).with_name("loopbudget"))
     cases = {
@@ -180,6 +193,7 @@ def start_up(repeats: int) -> dict[str, Any]:
     found = {name: child_cpu_s(args, repeats) for name, args in cases.items()}
     base = found["numpy_import_cpu_s"]
     return {
+        "bytecode_compiled": bytecode_compiled(),
         **found,
         **{
             f"{k}_over_numpy_import": v / base
@@ -247,7 +261,9 @@ def report(results: dict[str, Any]) -> str:
         f"  engine alone {sw['engine_points_per_cpu_s']:>10,.0f} points per CPU-second",
         f"  end to end   {sw['sweep_points_per_cpu_s']:>10,.0f} points per CPU-second "
         f"({sw['sweep_over_engine']:.2f} of the engine)",
-        "start-up, CPU seconds:",
+        "start-up, CPU seconds"
+        + ("" if up["bytecode_compiled"] else " (bytecode not compiled: run `make bytecode`)")
+        + ":",
         *[f"  {name:24s} {value:.3f}" for name, value in up.items() if name.endswith("cpu_s")],
         "fleet DES over ws, turns per CPU-second (on SimPy's event queue):",
         *[
