@@ -98,6 +98,7 @@ class Simulation:
         self.parallel_pool = self.pools[_PARALLEL.info.pool]
         self.post_pool = self.pools[Side.OVERLAPPED_POST.info.pool]
         self.parallel_column = side_wait_column(_PARALLEL)
+        self.inference_column = wait_column(next(p for p in PHASES if p.pool is Pool.INFERENCE))
         self.steps = [
             (
                 self.pools[phase.pool] if phase.pool is not None else None,

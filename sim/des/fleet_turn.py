@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from models.stages import Side
 from sim.des.blocks import Block
 from sim.des.kernel import Event
-from sim.des.pools import join_side
+from sim.des.pools import ServerPool, join_side
 from sim.turn.phases import Segments
 
 if TYPE_CHECKING:
@@ -44,35 +44,14 @@ def contended_turn(
                 yield env.timeout(seconds)
             continue
         if batched:
+            replica = -1
             if residency is not None:
                 replica = residency.route(session, cold)
                 pool = sim.replica_slots[replica]
-            if not pool.take():
-                arrived_s = env.now
-                yield pool.queue()
-                waits[t, column] = env.now - arrived_s
-            if residency is None:
-                replica, slowdown = sim.replicas.join()
+            if pool.take():
+                yield _inference(sim, pool, block, seg, t, session, seconds, replica)
             else:
-                missing = block.missing_history
-                seconds += residency.take(block.turns, missing, t, session, replica, env.now)
-                slowdown = sim.replicas.join_at(replica)
-            decode_s = seg.decode_s[t] * slowdown
-            block.decode_s[t] = decode_s  # type: ignore[index]
-            parallel_s = seg.side_s[_PARALLEL][t]
-            if parallel_s <= 0:
-                yield env.timeout(seconds + decode_s)
-            elif sim.parallel_pool.free:
-                # A worker is free: the verdict comes after max(prefill, classifiers).
-                sim.parallel_pool.hold_aside(parallel_s)
-                yield env.timeout(max(seconds, parallel_s) + decode_s)
-            else:
-                joining = join_side(env, sim.parallel_pool, seconds, parallel_s, decode_s)
-                waits[t, sim.parallel_column] = yield from joining
-            if residency is not None:
-                residency.finish(block.history_after[t], session, replica, env.now)
-            sim.replicas.leave(replica)
-            pool.release()
+                yield _queue_for_inference(sim, pool, block, seg, t, session, seconds, replica)
             continue
         if seconds > 0:
             nested = seg.nested[index]
@@ -99,3 +78,74 @@ def contended_turn(
         sim.turns_completed += 1
         sim.output_tokens_completed += block.output_tokens[t]
     return download_s
+
+
+def _inference(
+    sim: Simulation,
+    pool: ServerPool,
+    block: Block,
+    seg: Segments,
+    t: int,
+    session: int,
+    prefill_s: float,
+    replica: int,
+) -> Event:
+    """Start the inference phase on a stream just taken from ``pool`` (on ``replica`` when
+    routed, else the least-loaded one) with the parallel classifiers joined on it; the event
+    at its end, which gives the stream back before the turn resumes."""
+    env, residency, replicas = sim.env, sim.residency, sim.replicas
+    if residency is None:
+        replica, slowdown = replicas.join()
+    else:
+        missing = block.missing_history
+        prefill_s += residency.take(block.turns, missing, t, session, replica, env.now)
+        slowdown = replicas.join_at(replica)
+    decode_s = seg.decode_s[t] * slowdown
+    block.decode_s[t] = decode_s  # type: ignore[index]
+    parallel_s, parallel = seg.side_s[_PARALLEL][t], sim.parallel_pool
+    ended: Event
+    if parallel_s <= 0:
+        ended = env.timeout(prefill_s + decode_s)
+    elif parallel.free:
+        # A worker is free: the verdict comes after max(prefill, classifiers).
+        parallel.hold_aside(parallel_s)
+        ended = env.timeout(max(prefill_s, parallel_s) + decode_s)
+    else:
+        cell = (t, sim.parallel_column)
+        ended = join_side(env, parallel, prefill_s, parallel_s, decode_s, block.wait_s, cell)
+
+    def give_back(_event: Event) -> None:
+        if residency is not None:
+            residency.finish(block.history_after[t], session, replica, env.now)
+        replicas.leave(replica)
+        pool.release()
+
+    ended.callbacks.append(give_back)  # type: ignore[union-attr]
+    return ended
+
+
+def _queue_for_inference(
+    sim: Simulation,
+    pool: ServerPool,
+    block: Block,
+    seg: Segments,
+    t: int,
+    session: int,
+    prefill_s: float,
+    replica: int,
+) -> Event:
+    """Queue for a stream of ``pool``: the inference phase starts when ``release`` hands one
+    over, in that call (no grant event: the event returned, never scheduled, hands its
+    callbacks to the phase's end)."""
+    env = sim.env
+    ended = env.event()
+    arrived_s = env.now
+
+    def granted() -> None:
+        block.wait_s[t, sim.inference_column] = env.now - arrived_s
+        started = _inference(sim, pool, block, seg, t, session, prefill_s, replica)
+        started.callbacks.extend(ended.callbacks)  # type: ignore[union-attr,arg-type]
+        ended.callbacks = None
+
+    pool.wait(granted)
+    return ended

@@ -1,10 +1,9 @@
 """Contended resources with the statistics a queueing person trusts.
 
 A ``ServerPool`` is ``capacity`` identical servers with one FIFO queue.  Taking
-a free server and giving one back cost no event, so a turn that meets no queue
-pays for its timeouts and nothing else; a wait costs a grant event only when the
-waiter does something at the grant (``queue``), not when it only holds the server
-for a known time (``queue_for``, side holdings: ``release`` starts that time).  Time-weighted
+a free server and giving one back cost no event, and neither does a grant: the
+waiter says what it does when handed a server (``wait``), and ``release`` does it
+in that call (``queue_for``, side holdings: start the holding's time).  Time-weighted
 levels (busy servers, waiting requests) are integrated over the measured window
 only, so the warm-up is cut; waits are returned to the caller, who records them.
 """
@@ -12,8 +11,9 @@ only, so the warm-up is cut; waits are returned to the caller, who records them.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Generator
-from typing import Any
+from collections.abc import Callable
+
+import numpy as np
 
 from models.stages import Pool
 from sim.des.kernel import Environment, Event
@@ -63,7 +63,7 @@ class TimeWeighted:
 class ServerPool:
     """``capacity`` identical servers with one FIFO queue.
 
-    ``take`` gives a free server at once (no event); ``queue`` queues for one;
+    ``take`` gives a free server at once (no event); ``wait`` queues for one;
     ``release`` hands the server straight to the first in the queue, so the
     pool never has a free server while someone waits.
     """
@@ -81,8 +81,8 @@ class ServerPool:
         self.capacity = capacity
         self.free = capacity
         self._env = env
-        self._queue: deque[Event | Callable[[], object]] = deque()
-        """Who waits, in order: a request's grant event, or a side holding's start."""
+        self._queue: deque[Callable[[], object]] = deque()
+        """Who waits, in order: what each does when it is handed a server."""
         self._give_back = self._release_held
         """Bound once: the callback that ends a holding."""
         # A part of a larger pool (one replica's slots) counts its levels in the whole's.
@@ -106,12 +106,11 @@ class ServerPool:
             return True
         return False
 
-    def queue(self) -> Event:
-        """Queue for a server (after ``take`` failed): the event the server is granted by."""
-        granted = self._env.event()
-        self._queue.append(granted)
+    def wait(self, start: Callable[[], object]) -> None:
+        """Queue for a server (after ``take`` failed): ``release`` hands it over by calling
+        ``start()``, in that call."""
+        self._queue.append(start)
         self.waiting.change(+1)
-        return granted
 
     def queue_for(self, service_s: float) -> Event:
         """Queue for a server (after ``take`` failed) to hold it ``service_s``: the event is
@@ -130,8 +129,7 @@ class ServerPool:
             held.callbacks.extend(waiting.callbacks)  # type: ignore[union-attr,arg-type]
             waiting.callbacks = None
 
-        self._queue.append(start)
-        self.waiting.change(+1)
+        self.wait(start)
         return waiting
 
     def hold(self, service_s: float) -> Event:
@@ -145,11 +143,7 @@ class ServerPool:
     def release(self) -> None:
         if self._queue:
             self.waiting.change(-1)
-            first = self._queue.popleft()
-            if callable(first):
-                first()
-            else:
-                first.succeed()
+            self._queue.popleft()()
         else:
             self.free += 1
             self.busy.change(-1)
@@ -182,8 +176,7 @@ class ServerPool:
         if self.take():
             start()
             return
-        self._queue.append(start)
-        self.waiting.change(+1)
+        self.wait(start)
 
     def _release_held(self, _event: Event) -> None:
         self.release()
@@ -219,39 +212,50 @@ class Replicas:
 
 
 def join_side(
-    env: Environment, pool: ServerPool, alongside_s: float, side_s: float, after_s: float
-) -> Generator[Event, Any, float]:
-    """Run ``alongside_s`` while a side holding of ``side_s`` queues for ``pool``, wait for
-    it to finish, then run ``after_s``; returns the holding's delay beyond its own overrun
-    of ``alongside_s``."""
+    env: Environment,
+    pool: ServerPool,
+    alongside_s: float,
+    side_s: float,
+    after_s: float,
+    delays: np.ndarray,
+    cell: tuple[int, int],
+) -> Event:
+    """Run ``alongside_s`` while a side holding of ``side_s`` queues for ``pool``, then
+    ``after_s`` once both are done; the event returned is processed at the end.  The
+    holding's delay beyond its own overrun of ``alongside_s`` goes to ``delays[cell]``.
+
+    Only the holding's end is an event, in general: when it ends before ``alongside_s``
+    has passed it starts the rest, ``after_s`` from the join, at once (the timeout lands
+    on the very time of the join's end as computed from the join: with the join's start
+    at least half that time, the difference is exact).  The event returned is never
+    scheduled: its callbacks move to the timeout that ends the join.  A join that starts
+    earlier resumes at the join, an event, as two timeouts in a row would.
+    """
     done = env.event()
-    joins_at_s = env.now + alongside_s  # the time the timeout below is processed
-    waited_until_s: list[float] = []
+    started_s = env.now
+    joins_at_s = started_s + alongside_s
+    ends_at_s = joins_at_s + after_s  # the end when the holding ends before the join
+    overrun_s = max(0.0, side_s - alongside_s)
+    exact = 2.0 * started_s >= ends_at_s
+    pending = [1 if exact else 2]  # the join's end and the holding's end still to come
+
+    def finish(delay_s: float) -> None:
+        env.timeout(delay_s).callbacks.extend(done.callbacks)  # type: ignore[union-attr,arg-type]
+        done.callbacks = None
 
     def side_done() -> None:
-        if done.callbacks:
-            # The turn waits for it: it goes on with ``after_s`` from now, and nothing else
-            # happens before (no event to resume it first; as with a holding's start, only
-            # the place among events at exactly the same end could differ).
-            waited_until_s.append(env.now)
-            env.timeout(after_s).callbacks.extend(done.callbacks)  # type: ignore[union-attr]
-            done.callbacks = None
-        elif env.now >= joins_at_s:
-            done.succeed()  # the turn's own timeout ends now too: the queue decides
-        else:
-            # Processed before the turn's timeout and never waited for, the event would
-            # change nothing: it is marked processed instead of scheduled.
-            done.callbacks = None
+        now_s = env.now
+        delays[cell] = max(0.0, now_s - joins_at_s - overrun_s)
+        pending[0] -= 1
+        if pending[0] == 0:
+            finish(ends_at_s - now_s if now_s < joins_at_s else after_s)
+
+    def joined(_event: Event) -> None:
+        pending[0] -= 1
+        if pending[0] == 0:
+            finish(after_s)
 
     pool.hold_aside(side_s, side_done)
-    yield env.timeout(alongside_s)
-    joined_at_s = env.now
-    if done.callbacks is not None:
-        yield done
-    if waited_until_s:
-        ended_s = waited_until_s[0]
-    else:
-        ended_s = env.now
-        yield env.timeout(after_s)
-    overrun_s = max(0.0, side_s - alongside_s)
-    return max(0.0, ended_s - joined_at_s - overrun_s)
+    if not exact:
+        env.timeout(alongside_s).callbacks.append(joined)  # type: ignore[union-attr]
+    return done
