@@ -1,8 +1,12 @@
-"""A fleet's request through the pools: the gateway's rate limit, each phase's pool, the
-batched inference phase with the parallel classifiers joined on it, then the side
-holding of overlapped post work; the download is left to the rollout.
+"""A fleet's rollout, request by request through the pools: the gateway's rate limit, each
+phase's pool, the batched inference phase with the parallel classifiers joined on it, the
+side holding of overlapped post work, then the download, the tool and the next request's
+first phase as one wait.
 
-Pools are taken without an event when a server is free; a wait is one event (the grant).
+Pools are taken without an event when a server is free, and a grant is no event either:
+``release`` starts what the waiter does next (``sim.des.pools``).  The rollout is one
+generator, its turns inline, so that resuming it after each event passes through as few
+frames as possible.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from models.stages import Side
 from sim.des.blocks import Block
+from sim.des.connections import Connection
 from sim.des.kernel import Event
 from sim.des.pools import ServerPool, join_side
 from sim.turn.phases import Segments
@@ -22,62 +27,95 @@ if TYPE_CHECKING:
 _PARALLEL, _POST = Side.PARALLEL_SAFETY, Side.OVERLAPPED_POST
 
 
-def contended_turn(
-    sim: Simulation,
-    block: Block,
-    seg: Segments,
-    t: int,
-    session: int,
-    cold: bool,
-    organization: int,
-) -> Generator[Event, Any, float]:
-    """One request from the gateway's rate limit up to its download, which it returns."""
-    env, waits, residency = sim.env, block.wait_s, sim.residency
-    if sim.limiter is not None:
-        tokens = block.limit_tokens[t] if block.limit_tokens else 0.0
-        admission = sim.limiter.admit(organization, tokens, seg.upload_s[t])
-        block.throttle_s[t], block.refused[t] = yield from admission
-    for index, (pool, column, inner, inner_column, batched) in enumerate(sim.steps, 1):
-        seconds = seg.phase_s[index][t]
-        if pool is None:
+def fleet_rollout(
+    sim: Simulation, session: Connection | None, organization: int
+) -> Generator[Event, Any, None]:
+    """The next rollout of a fleet, contending for the pools, turn by turn; on the agent's
+    ``session`` connection when given, else on a new one; its requests count against
+    ``organization``'s rate limit."""
+    env, residency, limiter, steps = sim.env, sim.residency, sim.limiter, sim.steps
+    timeout, post_pool = env.timeout, sim.post_pool
+    window_start_s, window_end_s = sim.window_start_s, sim.window_end_s
+    index = sim.next_rollout
+    sim.next_rollout += 1
+    block, local, measured, connection = sim.begin_rollout(index, session)
+    cold_flag, start_at_s, waits = block.cold_flag, block.start_at_s, block.wait_s
+    record_starts, is_cold = sim.record_starts, connection.is_cold
+    t, end = block.offsets[local], block.offsets[local + 1]
+    now_s = env.now
+    if record_starts:
+        start_at_s[t] = now_s
+    cold = is_cold(now_s)
+    cold_flag[t] = cold
+    seg = block.cold if cold else block.warm
+    gap_s = seg.phase_s[0][t]
+    while True:
+        if gap_s > 0:
+            yield timeout(gap_s)
+        if limiter is not None:
+            tokens = block.limit_tokens[t] if block.limit_tokens else 0.0
+            admission = limiter.admit(organization, tokens, seg.upload_s[t])
+            block.throttle_s[t], block.refused[t] = yield from admission
+        phase_s = seg.phase_s
+        for phase, (pool, column, inner, inner_column, batched) in enumerate(steps, 1):
+            seconds = phase_s[phase][t]
+            if pool is None:
+                if seconds > 0:
+                    yield timeout(seconds)
+                continue
+            if batched:
+                replica = -1
+                if residency is not None:
+                    replica = residency.route(index, cold)
+                    pool = sim.replica_slots[replica]
+                if pool.take():
+                    yield _inference(sim, pool, block, seg, t, index, seconds, replica)
+                else:
+                    yield _queue_for_inference(sim, pool, block, seg, t, index, seconds, replica)
+                continue
             if seconds > 0:
-                yield env.timeout(seconds)
-            continue
-        if batched:
-            replica = -1
-            if residency is not None:
-                replica = residency.route(session, cold)
-                pool = sim.replica_slots[replica]
-            if pool.take():
-                yield _inference(sim, pool, block, seg, t, session, seconds, replica)
-            else:
-                yield _queue_for_inference(sim, pool, block, seg, t, session, seconds, replica)
-            continue
-        if seconds > 0:
-            nested = seg.nested[index]
-            if nested is not None and not nested[3][t]:
-                nested = None  # this turn does not use the nested pool
-            first_s = seconds if nested is None else nested[0][t]
-            arrived_s = env.now
-            granted_s = yield pool.hold(first_s)
-            if granted_s is not None:
-                waits[t, column] = granted_s - arrived_s
-            if nested is not None and inner is not None:
+                nested = seg.nested[phase]
+                if nested is not None and not nested[3][t]:
+                    nested = None  # this turn does not use the nested pool
+                first_s = seconds if nested is None else nested[0][t]
                 arrived_s = env.now
-                granted_s = yield inner.hold(nested[1][t])
+                granted_s = yield pool.hold(first_s)
                 if granted_s is not None:
-                    waits[t, inner_column] = granted_s - arrived_s
-                inner.release()
-                yield env.timeout(nested[2][t])
-            pool.release()
-    post_s = seg.side_s[_POST][t]
-    if post_s > 0:
-        sim.post_pool.hold_aside(post_s)
-    download_s = seg.phase_s[-1][t]
-    if sim.window_start_s <= env.now + download_s < sim.window_end_s:
-        sim.turns_completed += 1
-        sim.output_tokens_completed += block.output_tokens[t]
-    return download_s
+                    waits[t, column] = granted_s - arrived_s
+                if nested is not None and inner is not None:
+                    arrived_s = env.now
+                    granted_s = yield inner.hold(nested[1][t])
+                    if granted_s is not None:
+                        waits[t, inner_column] = granted_s - arrived_s
+                    inner.release()
+                    yield timeout(nested[2][t])
+                pool.release()
+        post_s = seg.side_s[_POST][t]
+        if post_s > 0:
+            post_pool.hold_aside(post_s)
+        download_s = phase_s[-1][t]
+        if window_start_s <= env.now + download_s < window_end_s:
+            sim.turns_completed += 1
+            sim.output_tokens_completed += block.output_tokens[t]
+        connection.release(env.now + download_s)
+        gap_s = download_s + seg.tool_s[t]
+        t += 1
+        if t == end:
+            break
+        # The next request starts after the download and the tool: its variant is known now
+        # (a connection's state moves only with this agent's requests).
+        start_s = env.now + gap_s
+        if record_starts:
+            start_at_s[t] = start_s
+        cold = is_cold(start_s)
+        cold_flag[t] = cold
+        seg = block.cold if cold else block.warm
+        gap_s += seg.phase_s[0][t]
+    if gap_s > 0:
+        yield timeout(gap_s)
+    if residency is not None:
+        residency.close(index)
+    sim.end_rollout(block, local, measured)
 
 
 def _inference(
