@@ -18,7 +18,8 @@ from models.stages import Side
 from sim.des.blocks import Block
 from sim.des.connections import Connection
 from sim.des.kernel import Event
-from sim.des.pools import ServerPool, join_side
+from sim.des.pools import ServerPool
+from sim.des.side_join import join_side
 from sim.turn.phases import Segments
 
 if TYPE_CHECKING:
@@ -69,9 +70,16 @@ def fleet_rollout(
                     replica = residency.route(index, cold)
                     pool = sim.replica_slots[replica]
                 if pool.take():
-                    yield _inference(sim, pool, block, seg, t, index, seconds, replica)
+                    ended, replica = _inference(sim, block, seg, t, index, seconds, replica)
+                    yield ended
                 else:
-                    yield _queue_for_inference(sim, pool, block, seg, t, index, seconds, replica)
+                    chosen = [replica]  # the replica, as chosen at the handover
+                    yield _queue_for_inference(sim, pool, block, seg, t, index, seconds, chosen)
+                    replica = chosen[0]
+                if residency is not None:
+                    residency.finish(block.history_after[t], index, replica, env.now)
+                sim.replicas.leave(replica)
+                pool.release()
                 continue
             if seconds > 0:
                 nested = seg.nested[phase]
@@ -120,17 +128,16 @@ def fleet_rollout(
 
 def _inference(
     sim: Simulation,
-    pool: ServerPool,
     block: Block,
     seg: Segments,
     t: int,
     session: int,
     prefill_s: float,
     replica: int,
-) -> Event:
-    """Start the inference phase on a stream just taken from ``pool`` (on ``replica`` when
-    routed, else the least-loaded one) with the parallel classifiers joined on it; the event
-    at its end, which gives the stream back before the turn resumes."""
+) -> tuple[Event, int]:
+    """Start the inference phase on a stream just taken (on ``replica`` when routed, else
+    the least-loaded one) with the parallel classifiers joined on it: the event at its end
+    and the replica."""
     env, residency, replicas = sim.env, sim.residency, sim.replicas
     if residency is None:
         replica, slowdown = replicas.join()
@@ -151,15 +158,7 @@ def _inference(
     else:
         cell = (t, sim.parallel_column)
         ended = join_side(env, parallel, prefill_s, parallel_s, decode_s, block.wait_s, cell)
-
-    def give_back(_event: Event) -> None:
-        if residency is not None:
-            residency.finish(block.history_after[t], session, replica, env.now)
-        replicas.leave(replica)
-        pool.release()
-
-    ended.callbacks.append(give_back)  # type: ignore[union-attr]
-    return ended
+    return ended, replica
 
 
 def _queue_for_inference(
@@ -170,18 +169,19 @@ def _queue_for_inference(
     t: int,
     session: int,
     prefill_s: float,
-    replica: int,
+    chosen: list[int],
 ) -> Event:
-    """Queue for a stream of ``pool``: the inference phase starts when ``release`` hands one
-    over, in that call (no grant event: the event returned, never scheduled, hands its
-    callbacks to the phase's end)."""
+    """Queue for a stream of ``pool`` (on replica ``chosen[0]`` when routed): the inference
+    phase starts when ``release`` hands one over, in that call, and ``chosen[0]`` becomes
+    its replica (no grant event: the event returned, never scheduled, hands its callbacks
+    to the phase's end)."""
     env = sim.env
     ended = env.event()
     arrived_s = env.now
 
     def granted() -> None:
         block.wait_s[t, sim.inference_column] = env.now - arrived_s
-        started = _inference(sim, pool, block, seg, t, session, prefill_s, replica)
+        started, chosen[0] = _inference(sim, block, seg, t, session, prefill_s, chosen[0])
         started.callbacks.extend(ended.callbacks)  # type: ignore[union-attr,arg-type]
         ended.callbacks = None
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
-import numpy as np
-
 from models.stages import Pool
 from sim.des.kernel import Environment, Event
 
@@ -217,53 +215,3 @@ class Replicas:
 
     def leave(self, replica: int) -> None:
         self.streams[replica] -= 1
-
-
-def join_side(
-    env: Environment,
-    pool: ServerPool,
-    alongside_s: float,
-    side_s: float,
-    after_s: float,
-    delays: np.ndarray,
-    cell: tuple[int, int],
-) -> Event:
-    """Run ``alongside_s`` while a side holding of ``side_s`` queues for ``pool``, then
-    ``after_s`` once both are done; the event returned is processed at the end.  The
-    holding's delay beyond its own overrun of ``alongside_s`` goes to ``delays[cell]``.
-
-    Only the holding's end is an event, in general: when it ends before ``alongside_s``
-    has passed it starts the rest, ``after_s`` from the join, at once (the timeout lands
-    on the very time of the join's end as computed from the join: with the join's start
-    at least half that time, the difference is exact).  The event returned is never
-    scheduled: its callbacks move to the timeout that ends the join.  A join that starts
-    earlier resumes at the join, an event, as two timeouts in a row would.
-    """
-    done = env.event()
-    started_s = env.now
-    joins_at_s = started_s + alongside_s
-    ends_at_s = joins_at_s + after_s  # the end when the holding ends before the join
-    overrun_s = max(0.0, side_s - alongside_s)
-    exact = 2.0 * started_s >= ends_at_s
-    pending = [1 if exact else 2]  # the join's end and the holding's end still to come
-
-    def finish(delay_s: float) -> None:
-        env.timeout(delay_s).callbacks.extend(done.callbacks)  # type: ignore[union-attr,arg-type]
-        done.callbacks = None
-
-    def side_done() -> None:
-        now_s = env.now
-        delays[cell] = max(0.0, now_s - joins_at_s - overrun_s)
-        pending[0] -= 1
-        if pending[0] == 0:
-            finish(ends_at_s - now_s if now_s < joins_at_s else after_s)
-
-    def joined(_event: Event) -> None:
-        pending[0] -= 1
-        if pending[0] == 0:
-            finish(after_s)
-
-    pool.hold_aside(side_s, side_done)
-    if not exact:
-        env.timeout(alongside_s).callbacks.append(joined)  # type: ignore[union-attr]
-    return done
