@@ -23,7 +23,7 @@ from models.scenario import Scenario
 from models.stages import Pool, Side
 from sim.des.blocks import Block
 from sim.des.connections import Connection, new_connection
-from sim.des.fleet_turn import contended_turn
+from sim.des.fleet_turn import fleet_rollout
 from sim.des.kernel import Environment, Event
 from sim.des.pools import Replicas, ServerPool, TimeWeighted
 from sim.des.rate_limit import RateLimiter
@@ -98,6 +98,7 @@ class Simulation:
         self.parallel_pool = self.pools[_PARALLEL.info.pool]
         self.post_pool = self.pools[Side.OVERLAPPED_POST.info.pool]
         self.parallel_column = side_wait_column(_PARALLEL)
+        self.inference_column = wait_column(next(p for p in PHASES if p.pool is Pool.INFERENCE))
         self.steps = [
             (
                 self.pools[phase.pool] if phase.pool is not None else None,
@@ -137,10 +138,10 @@ class Simulation:
         for position, index in enumerate(indices):
             if think is not None and position > 0:
                 yield timeout(float(self.scenario.load.think_time_s.sample(think, 1)[0]))
-            block, local, measured, connection = self._begin(index, session)
+            block, local, measured, connection = self.begin_rollout(index, session)
             if self.residency is not None:
                 yield from self.residency.one_agent(env, block, local, index, connection)
-                self._end(block, local, measured)
+                self.end_rollout(block, local, measured)
                 continue
             # The fast path, inline (one generator less per event): request, then tool.
             cold_flag, start_at_s = block.cold_flag, block.start_at_s
@@ -158,7 +159,7 @@ class Simulation:
                 release(env.now)
                 if tool_s[turn] > 0:
                     yield timeout(tool_s[turn])
-            self._end(block, local, measured)
+            self.end_rollout(block, local, measured)
 
     def session_connection(self) -> Connection | None:
         """The connection an agent keeps across its rollouts, if it keeps one."""
@@ -169,49 +170,12 @@ class Simulation:
     def fleet_rollout(
         self, session: Connection | None = None, organization: int = 0
     ) -> Generator[Event, Any, None]:
-        """The next rollout of a fleet, contending for the pools, turn by turn; on the
-        agent's ``session`` connection when given, else on a new one; its requests count
-        against ``organization``'s rate limit."""
-        env = self.env
-        index = self.next_rollout
-        self.next_rollout += 1
-        block, local, measured, connection = self._begin(index, session)
-        cold_flag, start_at_s = block.cold_flag, block.start_at_s
-        record_starts = self.record_starts
-        first, end = block.offsets[local], block.offsets[local + 1]
-        turn, now_s = first, env.now
-        if record_starts:
-            start_at_s[turn] = now_s
-        cold = connection.is_cold(now_s)
-        cold_flag[turn] = cold
-        seg = block.cold if cold else block.warm
-        gap_s = seg.phase_s[0][turn]
-        while True:
-            if gap_s > 0:
-                yield env.timeout(gap_s)
-            args = (block, seg, turn, index, cold, organization)
-            download_s = yield from contended_turn(self, *args)
-            connection.release(env.now + download_s)
-            gap_s = download_s + seg.tool_s[turn]
-            turn += 1
-            if turn == end:
-                break
-            # The next request starts after the download and the tool: its variant is
-            # known now (a connection's state moves only with this agent's requests).
-            start_s = env.now + gap_s
-            if record_starts:
-                start_at_s[turn] = start_s
-            cold = connection.is_cold(start_s)
-            cold_flag[turn] = cold
-            seg = block.cold if cold else block.warm
-            gap_s += seg.phase_s[0][turn]
-        if gap_s > 0:
-            yield env.timeout(gap_s)
-        if self.residency is not None:
-            self.residency.close(index)
-        self._end(block, local, measured)
+        """The next rollout of a fleet, contending for the pools (``sim.des.fleet_turn``)."""
+        return fleet_rollout(self, session, organization)
 
-    def _begin(self, index: int, session: Connection | None) -> tuple[Block, int, bool, Connection]:
+    def begin_rollout(
+        self, index: int, session: Connection | None
+    ) -> tuple[Block, int, bool, Connection]:
         block_index, local = divmod(index, BLOCK_ROLLOUTS)
         block = self.block(block_index)
         now_s = self.env.now
@@ -225,7 +189,7 @@ class Simulation:
             session = new_connection(self.scenario, self.transport, self.faults)
         return block, local, measured, session
 
-    def _end(self, block: Block, local: int, measured: bool) -> None:
+    def end_rollout(self, block: Block, local: int, measured: bool) -> None:
         block.ended_at_s[local] = self.env.now
         self.in_system.change(-1)
         if measured:

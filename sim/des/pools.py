@@ -1,10 +1,9 @@
 """Contended resources with the statistics a queueing person trusts.
 
 A ``ServerPool`` is ``capacity`` identical servers with one FIFO queue.  Taking
-a free server and giving one back cost no event, so a turn that meets no queue
-pays for its timeouts and nothing else; a wait costs a grant event only when the
-waiter does something at the grant (``queue``), not when it only holds the server
-for a known time (``queue_for``, side holdings: ``release`` starts that time).  Time-weighted
+a free server and giving one back cost no event, and neither does a grant: the
+waiter says what it does when handed a server (``wait``), and ``release`` does it
+in that call (``queue_for``, side holdings: start the holding's time).  Time-weighted
 levels (busy servers, waiting requests) are integrated over the measured window
 only, so the warm-up is cut; waits are returned to the caller, who records them.
 """
@@ -12,8 +11,7 @@ only, so the warm-up is cut; waits are returned to the caller, who records them.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Generator
-from typing import Any
+from collections.abc import Callable
 
 from models.stages import Pool
 from sim.des.kernel import Environment, Event
@@ -27,43 +25,38 @@ class TimeWeighted:
     clip and one multiply-add.
     """
 
-    __slots__ = ("_end_s", "_env", "_level", "_offset", "_start_s")
+    __slots__ = ("_env", "end_s", "level", "offset", "start_s")
 
     def __init__(self, env: Environment, start_s: float, end_s: float) -> None:
         self._env = env
-        self._start_s = start_s
-        self._end_s = end_s
-        self._level = 0
-        self._offset = 0.0
-
-    @property
-    def level(self) -> int:
-        return self._level
+        self.start_s = start_s
+        self.end_s = end_s
+        self.level = 0
+        self.offset = 0.0
+        """The sum of d_i t_i (``ServerPool`` changes its busy level inline)."""
 
     def change(self, delta: int) -> None:
         now_s = self._env.now
         at_s = (
-            self._start_s
-            if now_s < self._start_s
-            else (self._end_s if now_s > self._end_s else now_s)
+            self.start_s if now_s < self.start_s else (now_s if now_s <= self.end_s else self.end_s)
         )
-        self._offset += delta * at_s
-        self._level += delta
+        self.offset += delta * at_s
+        self.level += delta
 
     def area(self) -> float:
         """The integral of the level from the window's start up to now (or its end)."""
-        now_s = min(max(self._env.now, self._start_s), self._end_s)
-        return self._level * now_s - self._offset
+        now_s = min(max(self._env.now, self.start_s), self.end_s)
+        return self.level * now_s - self.offset
 
     def mean(self) -> float:
         """Time-average of the level over the window (call after the run)."""
-        return self.area() / (self._end_s - self._start_s)
+        return self.area() / (self.end_s - self.start_s)
 
 
 class ServerPool:
     """``capacity`` identical servers with one FIFO queue.
 
-    ``take`` gives a free server at once (no event); ``queue`` queues for one;
+    ``take`` gives a free server at once (no event); ``wait`` queues for one;
     ``release`` hands the server straight to the first in the queue, so the
     pool never has a free server while someone waits.
     """
@@ -81,8 +74,8 @@ class ServerPool:
         self.capacity = capacity
         self.free = capacity
         self._env = env
-        self._queue: deque[Event | Callable[[], object]] = deque()
-        """Who waits, in order: a request's grant event, or a side holding's start."""
+        self._queue: deque[Callable[[], object]] = deque()
+        """Who waits, in order: what each does when it is handed a server."""
         self._give_back = self._release_held
         """Bound once: the callback that ends a holding."""
         # A part of a larger pool (one replica's slots) counts its levels in the whole's.
@@ -102,16 +95,22 @@ class ServerPool:
         """Take a free server if there is one (the caller then holds it until ``release``)."""
         if self.free:
             self.free -= 1
-            self.busy.change(+1)
+            # ``busy.change(+1)`` inline, as in ``release``: the commonest changes of all.
+            busy, now_s = self.busy, self._env.now
+            busy.offset += (
+                busy.start_s
+                if now_s < busy.start_s
+                else (now_s if now_s <= busy.end_s else busy.end_s)
+            )
+            busy.level += 1
             return True
         return False
 
-    def queue(self) -> Event:
-        """Queue for a server (after ``take`` failed): the event the server is granted by."""
-        granted = self._env.event()
-        self._queue.append(granted)
+    def wait(self, start: Callable[[], object]) -> None:
+        """Queue for a server (after ``take`` failed): ``release`` hands it over by calling
+        ``start()``, in that call."""
+        self._queue.append(start)
         self.waiting.change(+1)
-        return granted
 
     def queue_for(self, service_s: float) -> Event:
         """Queue for a server (after ``take`` failed) to hold it ``service_s``: the event is
@@ -130,8 +129,7 @@ class ServerPool:
             held.callbacks.extend(waiting.callbacks)  # type: ignore[union-attr,arg-type]
             waiting.callbacks = None
 
-        self._queue.append(start)
-        self.waiting.change(+1)
+        self.wait(start)
         return waiting
 
     def hold(self, service_s: float) -> Event:
@@ -145,14 +143,16 @@ class ServerPool:
     def release(self) -> None:
         if self._queue:
             self.waiting.change(-1)
-            first = self._queue.popleft()
-            if callable(first):
-                first()
-            else:
-                first.succeed()
+            self._queue.popleft()()
         else:
             self.free += 1
-            self.busy.change(-1)
+            busy, now_s = self.busy, self._env.now
+            busy.offset -= (
+                busy.start_s
+                if now_s < busy.start_s
+                else (now_s if now_s <= busy.end_s else busy.end_s)
+            )
+            busy.level -= 1
 
     def hold_aside(self, service_s: float, done: Callable[[], object] | None = None) -> None:
         """Hold a server for ``service_s`` off the caller's path, queueing if none is free
@@ -182,8 +182,7 @@ class ServerPool:
         if self.take():
             start()
             return
-        self._queue.append(start)
-        self.waiting.change(+1)
+        self.wait(start)
 
     def _release_held(self, _event: Event) -> None:
         self.release()
@@ -216,42 +215,3 @@ class Replicas:
 
     def leave(self, replica: int) -> None:
         self.streams[replica] -= 1
-
-
-def join_side(
-    env: Environment, pool: ServerPool, alongside_s: float, side_s: float, after_s: float
-) -> Generator[Event, Any, float]:
-    """Run ``alongside_s`` while a side holding of ``side_s`` queues for ``pool``, wait for
-    it to finish, then run ``after_s``; returns the holding's delay beyond its own overrun
-    of ``alongside_s``."""
-    done = env.event()
-    joins_at_s = env.now + alongside_s  # the time the timeout below is processed
-    waited_until_s: list[float] = []
-
-    def side_done() -> None:
-        if done.callbacks:
-            # The turn waits for it: it goes on with ``after_s`` from now, and nothing else
-            # happens before (no event to resume it first; as with a holding's start, only
-            # the place among events at exactly the same end could differ).
-            waited_until_s.append(env.now)
-            env.timeout(after_s).callbacks.extend(done.callbacks)  # type: ignore[union-attr]
-            done.callbacks = None
-        elif env.now >= joins_at_s:
-            done.succeed()  # the turn's own timeout ends now too: the queue decides
-        else:
-            # Processed before the turn's timeout and never waited for, the event would
-            # change nothing: it is marked processed instead of scheduled.
-            done.callbacks = None
-
-    pool.hold_aside(side_s, side_done)
-    yield env.timeout(alongside_s)
-    joined_at_s = env.now
-    if done.callbacks is not None:
-        yield done
-    if waited_until_s:
-        ended_s = waited_until_s[0]
-    else:
-        ended_s = env.now
-        yield env.timeout(after_s)
-    overrun_s = max(0.0, side_s - alongside_s)
-    return max(0.0, ended_s - joined_at_s - overrun_s)
