@@ -223,5 +223,7 @@ def _switch(value: bool | np.ndarray) -> np.ndarray:
 def _with(work: Work, **changes: np.ndarray | float) -> Work:
     base = {name: getattr(work, name) for name in work.__dataclass_fields__}
     for name, value in changes.items():
-        base[name] = np.broadcast_to(np.asarray(value, dtype=float), work.tool_s.shape).copy()
+        array = np.asarray(value, dtype=float)
+        shape = np.broadcast_shapes(array.shape, work.tool_s.shape)  # either may vary alone
+        base[name] = np.broadcast_to(array, shape).copy()
     return Work(**base)

@@ -57,6 +57,7 @@ from sim.analytic.agent.turn_table import (
     TurnTable,
     with_missing,
 )
+from sim.analytic.agent.varying import SharedColumns, fields_held_once, held_once
 from sim.turn.transports import Transport, cached_prompt_tokens, turn_work
 
 _REQUEST = [STAGE_COLUMN[s] for s in STAGES if s is not Stage.TOOL]
@@ -155,18 +156,20 @@ def _expect_compacting(columns: Any, transport: Transport) -> TurnParts:
 def _expect_uncompacted(columns: Any, transport: Transport) -> TurnParts:
     draws = expected_draws(columns)
     count = turn_count(draws.tool_calls)
-    probes = probe_turns(columns, draws)
-    work = turn_work(columns, transport, probes)
+    # The probes' work and stage costs read each input that does not vary once.
+    shared: Any = SharedColumns(columns)  # read as the column form is
+    probes = fields_held_once(probe_turns(columns, draws))
+    work = turn_work(shared, transport, probes)
     excess = parallel_excess(columns, draws, count, work)
-    cached = cached_prompt_tokens(columns, probes)
-    hidden_s = expected_hidden_post_s(columns, draws) * (1.0 - PROBE_LAST)
+    cached = cached_prompt_tokens(shared, probes)
+    hidden_s = held_once(expected_hidden_post_s(columns, draws)) * (1.0 - PROBE_LAST)
     # Both variants written into one array as they are computed (no stacked copy), probe
     # by probe: what the rollout's sums read is one probe's quantities over all points.
-    points, probe_count = probes.shape
+    points, probe_count = columns.points, PROBE_LAST.size
     by_probe = np.empty((len(work), probe_count, points, QUANTITIES))
     quantities = by_probe.transpose(0, 2, 1, 3)
     for variant, (w, e) in enumerate(zip(work, excess.at_probes, strict=True)):
-        costs = stage_costs(columns, w, parallel_excess_s=e, post_hidden_s=hidden_s)
+        costs = stage_costs(shared, w, parallel_excess_s=e, post_hidden_s=hidden_s)
         _quantities(costs, w, cached, quantities[variant])
     cold = _cold_turns(columns, draws, count, transport, quantities, excess)
     sums = rollout_sum(quantities, count, cold.probability) + _later_excess(count, cold, excess)
