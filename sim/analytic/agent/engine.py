@@ -172,7 +172,9 @@ def _expect_uncompacted(columns: Any, transport: Transport) -> TurnParts:
         costs = stage_costs(shared, w, parallel_excess_s=e, post_hidden_s=hidden_s)
         _quantities(costs, w, cached, quantities[variant])
     cold = _cold_turns(columns, draws, count, transport, quantities, excess)
-    sums = rollout_sum(quantities, count, cold.probability) + _later_excess(count, cold, excess)
+    # The turn weights are summed once when no point's differ (over HTTP in a sweep of rates).
+    weights = fields_held_once(count), held_once(cold.probability)
+    sums = rollout_sum(quantities, *weights) + _later_excess(count, cold, excess)
     no = np.zeros(columns.points, dtype=bool)
     residency = columns.kv_cache.residency[:, 0] > 0
     approximations = _approximations(

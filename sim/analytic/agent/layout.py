@@ -191,12 +191,13 @@ def rollout_sum(probes: np.ndarray, count: TurnCount, cold: np.ndarray) -> np.nd
 def later_weights(count: TurnCount, cold: np.ndarray) -> np.ndarray:
     """Per variant (cold, warm) the sums over turns k >= 1 of w = reach x share (``cold``
     or 1 - ``cold``), of w (k - 1) and of w last, shape (2, 3, points): what ``rollout_sum``
-    weights the probes' level, slope and last-turn term by.
+    weights the probes' level, slope and last-turn term by (points is 1 when the count and
+    ``cold`` are each held once, ``sim.analytic.agent.varying``).
 
     The six are laid out turn-major in one array and reduced together, in turn order as
     ``total`` adds.
     """
-    points, turns = count.reach.shape
+    points, turns = np.broadcast_shapes(count.reach.shape, cold.shape)  # either held once
     weights = np.empty((2, 3, turns, points))
     steps = np.maximum(count.index - 1, 0)[:, None]
     for variant, share in enumerate((cold.T, 1.0 - cold.T)):
