@@ -229,11 +229,23 @@ def _cold_turn_count(count: TurnCount, cold: ColdTurns) -> np.ndarray:
 
 def _quantities(costs: TurnCosts, work: Work, cached: np.ndarray, out: np.ndarray) -> None:
     """Into ``out``, shape (points, probes, QUANTITIES): every stage, TTFT, API and safety
-    work, cached and uncached prompt tokens."""
+    work, cached and uncached prompt tokens.
+
+    The quantities every point holds alike (held once, ``sim.analytic.agent.varying``) are
+    laid out in one point's rows and copied to every point at once; the others one by one.
+    """
     columns = [costs.stage_s[stage] for stage in STAGES]
     columns += [costs.ttft_s, costs.api_cpu_s, costs.safety_cpu_s]
     columns += [cached, work.prompt_tokens_uncached]
+    alike = np.empty(out.shape[1:])
+    varying = []
     for index, values in enumerate(columns):
+        if np.ndim(values) < 2 or values.shape[0] == 1:
+            alike[:, index] = np.broadcast_to(values, (1, alike.shape[0]))[0]
+        else:
+            varying.append((index, values))
+    out[...] = alike
+    for index, values in varying:
         out[..., index] = values
 
 
