@@ -117,10 +117,15 @@ class ObjectColumn(Generic[T]):
 
     def map_with(self, function: Callable[..., np.ndarray], *arrays: np.ndarray) -> np.ndarray:
         """``function(value, *rows)`` for each distinct value, given the rows of ``arrays``
-        (points on their first axis) of the points that hold it, stitched back in point order."""
+        (points on their first axis) of the points that hold it, stitched back in point order.
+
+        An array of one row (a column held once, ``sim.analytic.agent.varying``) is given
+        whole to every value, and a result of one row is every one of its points'.
+        """
         out: np.ndarray | None = None
         for value, rows in self.groups():
-            part = np.asarray(function(value, *(np.asarray(a)[rows] for a in arrays)))
+            given = (a if np.shape(a)[0] == 1 else np.asarray(a)[rows] for a in arrays)
+            part = np.asarray(function(value, *given))
             if out is None:
                 out = np.empty((self.points, *part.shape[1:]))
             out[rows] = part

@@ -42,6 +42,7 @@ from sim.analytic.agent.expected_draws import ExpectedDraws
 from sim.analytic.agent.layout import TurnCount, total
 from sim.analytic.agent.session_connection import session_cold_probability
 from sim.analytic.agent.turn_time import DecodeTime
+from sim.analytic.agent.varying import held_once
 
 ROTATION_BOUND = 1e-6
 """Expected rotations per rollout below which rotation is left out (the closed form)."""
@@ -63,11 +64,10 @@ class ColdTurns:
 
 def keep_alive(columns: Any, draws: ExpectedDraws, count: TurnCount) -> ColdTurns:
     """HTTP: P(the previous tool outlasted the keep-alive), 1 at turn 0."""
-    expired = draws.tool_time_s.map_with(
-        lambda mix, idle_s: mix.survival(idle_s), columns.client.keepalive_idle_s
-    )
+    idle_s = held_once(columns.client.keepalive_idle_s)  # each law's survival once if alike
+    expired = draws.tool_time_s.map_with(lambda mix, idle_s: mix.survival(idle_s), idle_s)
     think_expired = columns.load.think_time_s.map_with(
-        lambda law, idle_s: law.survival(idle_s), columns.client.keepalive_idle_s
+        lambda law, idle_s: law.survival(idle_s), idle_s
     )
     first = np.where(columns.connection.reuse_across_rollouts > 0, think_expired, 1.0)
     probability = np.where(count.index == 0, first, expired)
@@ -97,7 +97,7 @@ def websocket(
     # Without drops nothing is lost between turns: exactly 1, not a quadrature's 1 - 1e-16.
     random_part = decode_laplace(
         draws.output_tokens, draws.decode_tps, drops_per_s, draws.constant_rates
-    ) * draws.tool_time_s.map_with(_laplace, drops_per_s)
+    ) * draws.tool_time_s.map_with(_laplace, held_once(drops_per_s))
     random_part = np.where(drops_per_s > 0, random_part, 1.0)
     survive_cold = np.exp(-drops_per_s * cold_s) * random_part
     survive_warm = np.exp(-drops_per_s * warm_s) * random_part

@@ -260,13 +260,14 @@ def _cold_turns(
     if not transport.is_websocket:
         return keep_alive(columns, draws, count)
     # A turn's duration without decode and tool, when it is not the last turn (the
-    # chain follows rollouts that go on), affine in k from the probes.
-    request_s = quantities[..., _REQUEST].sum(axis=-1) - quantities[..., STAGE_COLUMN[Stage.DECODE]]
+    # chain follows rollouts that go on), affine in k from the probes (the three it reads).
+    probes = quantities[:, :, [FIRST, SECOND, THIRD]]
+    request_s = probes[..., _REQUEST].sum(axis=-1) - probes[..., STAGE_COLUMN[Stage.DECODE]]
     k = count.index
     parts = []
     for variant, later in zip(request_s, excess.later, strict=True):
-        level, slope = variant[:, SECOND, None], (variant[:, THIRD] - variant[:, SECOND])[:, None]
-        affine = np.where(k == 0, variant[:, FIRST, None], level + slope * np.maximum(k - 1, 0))
+        level, slope = variant[:, 1, None], (variant[:, 2] - variant[:, 1])[:, None]
+        affine = np.where(k == 0, variant[:, 0, None], level + slope * np.maximum(k - 1, 0))
         parts.append(affine + later)
     return websocket(columns, draws, count, parts[0], parts[1])
 
