@@ -261,13 +261,14 @@ def _cold_turns(
         return keep_alive(columns, draws, count)
     # A turn's duration without decode and tool, when it is not the last turn (the
     # chain follows rollouts that go on), affine in k from the probes (the three it reads).
-    probes = quantities[:, :, [FIRST, SECOND, THIRD]]
+    # Read probe by probe, as the quantities are stored.
+    probes = quantities.transpose(0, 2, 1, 3)[:, [FIRST, SECOND, THIRD]]
     request_s = probes[..., _REQUEST].sum(axis=-1) - probes[..., STAGE_COLUMN[Stage.DECODE]]
     k = count.index
     parts = []
-    for variant, later in zip(request_s, excess.later, strict=True):
-        level, slope = variant[:, 1, None], (variant[:, 2] - variant[:, 1])[:, None]
-        affine = np.where(k == 0, variant[:, 0, None], level + slope * np.maximum(k - 1, 0))
+    for (first, second, third), later in zip(request_s, excess.later, strict=True):
+        level, slope = second[:, None], (third - second)[:, None]
+        affine = np.where(k == 0, first[:, None], level + slope * np.maximum(k - 1, 0))
         parts.append(affine + later)
     return websocket(columns, draws, count, parts[0], parts[1])
 
