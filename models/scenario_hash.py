@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
+from typing import Any
+
+from pydantic import BaseModel
 
 from models.scenario import Scenario
 
@@ -26,41 +30,118 @@ def scenario_hash(scenario: Scenario) -> str:
 
 class HashAgainstBase:
     """``scenario_hash`` of scenarios that share most sections with one ``base``: a section
-    that is the base's own object, or one already seen, is not serialized again (a sweep's
-    points)."""
+    that is the base's own object, or one already seen, is not serialized again, and of a
+    section that differs from the base's in a few fields only those fields are (a sweep's
+    points); the text up to the first section that differs is hashed once."""
 
     def __init__(self, base: Scenario) -> None:
-        self._base = base
         dumped = base.model_dump(mode="json", by_alias=True)
-        self._keys = {
+        keys = {
             name: field.serialization_alias or field.alias or name
             for name, field in Scenario.model_fields.items()
             if name != "seed"
         }
-        self._order = sorted(self._keys, key=self._keys.__getitem__)
-        self._seen: dict[tuple[str, int], tuple[object, str]] = {}
-        self._label = {name: f"{_canonical(self._keys[name])}:" for name in self._order}
-        self._text = {
-            name: self._label[name] + _canonical(dumped[self._keys[name]]) for name in self._order
-        }
+        self._order = sorted(keys, key=keys.__getitem__)
+        self._sections = operator.itemgetter(*self._order)
+        self._base = self._sections(base.__dict__)
+        self._seen: dict[tuple[int, int], tuple[object, str]] = {}
+        self._label = [f"{_canonical(keys[name])}:" for name in self._order]
+        self._text = [
+            label + _canonical(dumped[keys[name]])
+            for label, name in zip(self._label, self._order, strict=True)
+        ]
+        self._items = [
+            _SectionItems(section, dumped[keys[name]])
+            if isinstance(section, BaseModel)
+            and Scenario.model_fields[name].annotation is type(section)
+            and _dumped_field_by_field(type(section))
+            and isinstance(dumped[keys[name]], dict)
+            else None
+            for name, section in zip(self._order, self._base, strict=True)
+        ]
+        self._keys = [keys[name] for name in self._order]
+        self._before = [
+            hashlib.sha256(("{" + "".join(f"{t}," for t in self._text[:n])).encode())
+            for n in range(len(self._order))
+        ]
 
     def __call__(self, scenario: Scenario) -> str:
-        own, base = scenario.__dict__, self._base.__dict__
+        sections = self._sections(scenario.__dict__)
+        differs = list(map(operator.is_not, sections, self._base))
+        if True not in differs:
+            return _digest("{" + ",".join(self._text) + "}")
+        first = differs.index(True)
         parts = []
-        for name in self._order:
-            section = own[name]
-            if section is base[name]:
-                parts.append(self._text[name])
+        for position in range(first, len(sections)):
+            if not differs[position]:
+                parts.append(self._text[position])
                 continue
-            known = self._seen.get((name, id(section)))
+            section = sections[position]
+            known = self._seen.get((position, id(section)))
             if known is None or known[0] is not section:
-                dumped = scenario.model_dump(mode="json", by_alias=True, include={name})
-                text = self._label[name] + _canonical(dumped[self._keys[name]])
+                text = self._label[position] + self._section_text(scenario, position)
                 if len(self._seen) >= _SEEN_SECTIONS:
                     self._seen.clear()
-                known = self._seen[name, id(section)] = (section, text)
+                known = self._seen[position, id(section)] = (section, text)
             parts.append(known[1])
-        return _digest("{" + ",".join(parts) + "}")
+        digest = self._before[first].copy()
+        digest.update((",".join(parts) + "}").encode())
+        return digest.hexdigest()[:HASH_DIGITS]
+
+    def _section_text(self, scenario: Scenario, position: int) -> str:
+        """Canonical JSON of the ``position``-th section (in key order) of ``scenario``."""
+        name = self._order[position]
+        items = self._items[position]
+        if items is not None:
+            text = items.text(getattr(scenario, name))
+            if text is not None:
+                return text
+        dumped = scenario.model_dump(mode="json", by_alias=True, include={name})
+        return _canonical(dumped[self._keys[position]])
+
+
+class _SectionItems:
+    """A base section's canonical JSON as its fields' items (``"key":value``, in key order), so
+    a section of the same type that shares most field values with it is written by
+    replacing the items of the others."""
+
+    def __init__(self, base: BaseModel, dumped: dict[str, Any]) -> None:
+        self._base = base
+        keys = {
+            name: field.serialization_alias or field.alias or name
+            for name, field in type(base).model_fields.items()
+        }
+        order = sorted(dumped)
+        self._items = [f"{_canonical(key)}:{_canonical(dumped[key])}" for key in order]
+        self._where = {name: order.index(key) for name, key in keys.items() if key in dumped}
+        self._keys = keys
+        self._labels = {name: f"{_canonical(key)}:" for name, key in keys.items()}
+        self._dump = type(base).__pydantic_serializer__.to_python
+
+    def text(self, section: BaseModel) -> str | None:
+        """The section's canonical JSON, or None if too many of its fields are other objects
+        than the base's (writing it whole is then as quick)."""
+        if type(section) is not type(self._base):
+            return None
+        own, base = section.__dict__, self._base.__dict__
+        changed = [name for name, value in own.items() if value is not base[name]]
+        if len(changed) > len(own) // 2 or not all(name in self._where for name in changed):
+            return None
+        items = list(self._items)
+        if changed:
+            dumped = self._dump(section, mode="json", by_alias=True)
+            for name in changed:
+                items[self._where[name]] = self._labels[name] + _canonical(dumped[self._keys[name]])
+        return "{" + ",".join(items) + "}"
+
+
+def _dumped_field_by_field(model: type[BaseModel]) -> bool:
+    """Whether each field of ``model`` dumps by itself: the same value gives the same text
+    whatever the other fields hold (no model or field serializers, no computed fields)."""
+    decorators = model.__pydantic_decorators__
+    return not (
+        decorators.model_serializers or decorators.field_serializers or decorators.computed_fields
+    )
 
 
 _SEEN_SECTIONS = 4096
@@ -74,8 +155,29 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 for each value."""
 
 
+_ENCODE = (
+    json.encoder.c_make_encoder(
+        None,
+        _CANONICAL.default,
+        json.encoder.encode_basestring_ascii,
+        None,
+        ":",
+        ",",
+        True,
+        False,
+        True,
+    )
+    if json.encoder.c_make_encoder is not None
+    else None
+)
+"""The C encoder ``_CANONICAL.encode`` builds for each value, built once (without the check
+for circular references, which a dumped model cannot have)."""
+
+
 def _canonical(value: object) -> str:
-    return _CANONICAL.encode(value)
+    if _ENCODE is None:
+        return _CANONICAL.encode(value)
+    return "".join(_ENCODE(value, 0))
 
 
 def _digest(text: str) -> str:
