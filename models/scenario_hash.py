@@ -155,8 +155,9 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 for each value."""
 
 
+_MAKE_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
 _ENCODE = (
-    json.encoder.c_make_encoder(
+    _MAKE_ENCODER(
         None,
         _CANONICAL.default,
         json.encoder.encode_basestring_ascii,
@@ -167,7 +168,7 @@ _ENCODE = (
         False,
         True,
     )
-    if json.encoder.c_make_encoder is not None
+    if _MAKE_ENCODER is not None
     else None
 )
 """The C encoder ``_CANONICAL.encode`` builds for each value, built once (without the check

@@ -100,7 +100,7 @@ class Points:
         _set(scenario, "__pydantic_private__", None)
         for rule in rules:
             scenario = rule(scenario)
-        return scenario  # type: ignore[no-any-return]
+        return scenario
 
     def _section(self, name: str, changes: dict[str, Any]) -> Any:
         """Section ``name`` of the base with ``changes`` set, validated once per distinct

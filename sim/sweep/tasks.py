@@ -108,7 +108,7 @@ def _analytic(context: Context, tasks: list[Task], known: dict[int, Scenario]) -
     A point whose baseline has nothing to reduce (a zero mean) fails as its row's
     reduction would.
     """
-    points = Points(context.base_raw)
+    points = _points_of(context.base_raw)
     passed: set[int] = set()
     scenarios: list[Scenario | Exception] = []
     for task in tasks:
@@ -144,6 +144,19 @@ def _analytic(context: Context, tasks: list[Task], known: dict[int, Scenario]) -
         if isinstance(s, Scenario)
     ]
     return Evaluated(scenarios, valid, expectations, hashes)
+
+
+def _points_of(base_raw: dict[str, Any]) -> Points:
+    """The sweep's ``Points``, made once for the chunks that follow (one sweep at a time)."""
+    global _LAST_POINTS
+    last = _LAST_POINTS
+    if last[0] is not base_raw:
+        last = _LAST_POINTS = (base_raw, Points(base_raw))
+    return last[1]
+
+
+_LAST_POINTS: tuple[object, Any] = (None, None)
+"""The base table last asked about and its ``Points`` (rebound whole: safe across threads)."""
 
 
 def _zero_baseline(context: Context, expectations: dict[Transport, Expectations]) -> np.ndarray:
@@ -197,10 +210,16 @@ def memory_batches(scenarios: list[Scenario]) -> list[list[int]]:
     bits in any batch, so splitting changes nothing but the peak memory.
     """
     budget = MEMORY.limit()
+    lengths = [longest_rollout_turns(scenario) for scenario in scenarios]
+    if lengths and min(lengths) == max(lengths):
+        size = _most_points(len(lengths), lengths[0], budget)
+        return [
+            list(range(first, min(first + size, len(lengths))))
+            for first in range(0, len(lengths), size)
+        ]
     batches: list[list[int]] = []
     longest = 0
-    for index, scenario in enumerate(scenarios):
-        own = longest_rollout_turns(scenario)
+    for index, own in enumerate(lengths):
         turns = max(longest, own)
         if batches and analytic_batch_bytes(len(batches[-1]) + 1, turns) <= budget:
             batches[-1].append(index)
@@ -209,3 +228,17 @@ def memory_batches(scenarios: list[Scenario]) -> list[list[int]]:
             batches.append([index])
             longest = own
     return batches
+
+
+def _most_points(points: int, turns: int, budget: float) -> int:
+    """The most points of ``turns`` turns (at most ``points``, at least one) that one batch
+    holds within ``budget``, as adding points one by one finds them: bisected, the bytes
+    growing with the points."""
+    low, high = 1, points
+    while low < high:
+        middle = (low + high + 1) // 2
+        if analytic_batch_bytes(middle, turns) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return low
