@@ -9,6 +9,7 @@ and its seed.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import operator
 from typing import Any
@@ -64,18 +65,16 @@ class HashAgainstBase:
             hashlib.sha256(("{" + "".join(f"{t}," for t in self._text[:n])).encode())
             for n in range(len(self._order))
         ]
+        self._whole = _digest("{" + ",".join(self._text) + "}")
 
     def __call__(self, scenario: Scenario) -> str:
         sections = self._sections(scenario.__dict__)
         differs = list(map(operator.is_not, sections, self._base))
         if True not in differs:
-            return _digest("{" + ",".join(self._text) + "}")
+            return self._whole
         first = differs.index(True)
-        parts = []
-        for position in range(first, len(sections)):
-            if not differs[position]:
-                parts.append(self._text[position])
-                continue
+        texts = self._text[first:]
+        for position in itertools.compress(range(first, len(differs)), differs[first:]):
             section = sections[position]
             known = self._seen.get((position, id(section)))
             if known is None or known[0] is not section:
@@ -83,9 +82,9 @@ class HashAgainstBase:
                 if len(self._seen) >= _SEEN_SECTIONS:
                     self._seen.clear()
                 known = self._seen[position, id(section)] = (section, text)
-            parts.append(known[1])
+            texts[position - first] = known[1]
         digest = self._before[first].copy()
-        digest.update((",".join(parts) + "}").encode())
+        digest.update((",".join(texts) + "}").encode())
         return digest.hexdigest()[:HASH_DIGITS]
 
     def _section_text(self, scenario: Scenario, position: int) -> str:

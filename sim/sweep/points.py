@@ -60,6 +60,7 @@ class Points:
         self.base: Scenario | None = None
         self._hash: HashAgainstBase | None = None
         self._sections: dict[tuple[str, ...], Any] = {}
+        self._field_names = frozenset(Scenario.model_fields)
         try:
             self.base = validate(base_raw)
         except (ScenarioError, ValidationError):
@@ -95,7 +96,7 @@ class Points:
         # which it takes as it is, without its pass over every field.
         scenario: Any = Scenario.__new__(Scenario)
         _set(scenario, "__dict__", {**self.base.__dict__, **sections})
-        _set(scenario, "__pydantic_fields_set__", set(Scenario.model_fields))
+        _set(scenario, "__pydantic_fields_set__", set(self._field_names))
         _set(scenario, "__pydantic_extra__", None)
         _set(scenario, "__pydantic_private__", None)
         for rule in rules:
@@ -118,16 +119,23 @@ class Points:
         """Section ``name``'s table with ``changes`` set (``point_table``'s, without copying
         the scenario's table when each change sets one of the section's own keys)."""
         own = self.base_raw.get(name)
-        if isinstance(own, dict) and all(_own_key(path) for path in changes):
-            return {**own, **{_keys(path)[1]: value for path, value in changes.items()}}
+        keys = _own_keys(tuple(changes))
+        if isinstance(own, dict) and keys is not None:
+            return {**own, **dict(zip(keys, changes.values(), strict=True))}
         return point_table({name: self.base_raw[name]}, changes)[name]
 
 
-def _own_key(path: str) -> bool:
-    """Whether ``path`` names a key of a section (``inference.decode_tps``) that ``set_path``
-    takes as it is."""
-    keys = _keys(path)
-    return len(keys) == 2 and isinstance(keys[1], str) and len(path) <= MAX_PATH_CHARS
+@functools.lru_cache(maxsize=1024)
+def _own_keys(paths: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The section's keys that ``paths`` name, if each is a key of a section
+    (``inference.decode_tps``) that ``set_path`` takes as it is, else None."""
+    keys = [_keys(path) for path in paths]
+    if all(
+        len(k) == 2 and isinstance(k[1], str) and len(p) <= MAX_PATH_CHARS
+        for k, p in zip(keys, paths, strict=True)
+    ):
+        return tuple(str(k[1]) for k in keys)
+    return None
 
 
 _DISTINCT_SECTIONS = 4096
