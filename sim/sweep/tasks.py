@@ -108,7 +108,13 @@ def _analytic(context: Context, tasks: list[Task], known: dict[int, Scenario]) -
     A point whose baseline has nothing to reduce (a zero mean) fails as its row's
     reduction would.
     """
-    points = _points_of(context.base_raw)
+    made: list[Points] = []
+
+    def points() -> Points:  # made when a point was not resolved before
+        if not made:
+            made.append(Points(context.base_raw))
+        return made[0]
+
     passed: set[int] = set()
     scenarios: list[Scenario | Exception] = []
     for task in tasks:
@@ -116,7 +122,8 @@ def _analytic(context: Context, tasks: list[Task], known: dict[int, Scenario]) -
             resolved = known.pop(task.point, None)
             if resolved is not None and resolved.seed != task.seed:
                 resolved = None
-            scenarios.append(analytic_scenario(context, task, points, passed, resolved))
+            own = points() if resolved is None else None
+            scenarios.append(analytic_scenario(context, task, own, passed, resolved))
         except Exception as error:
             scenarios.append(error)
     valid = [index for index, s in enumerate(scenarios) if isinstance(s, Scenario)]
@@ -139,24 +146,11 @@ def _analytic(context: Context, tasks: list[Task], known: dict[int, Scenario]) -
         expectations = {t: e.take(keep) for t, e in expectations.items()}
         valid = [valid[row] for row in keep.tolist()]
     hashes = [
-        points.hash(s) if task.scenario_hash is None else task.scenario_hash
+        points().hash(s) if task.scenario_hash is None else task.scenario_hash
         for task, s in zip(tasks, scenarios, strict=True)
         if isinstance(s, Scenario)
     ]
     return Evaluated(scenarios, valid, expectations, hashes)
-
-
-def _points_of(base_raw: dict[str, Any]) -> Points:
-    """The sweep's ``Points``, made once for the chunks that follow (one sweep at a time)."""
-    global _LAST_POINTS
-    last = _LAST_POINTS
-    if last[0] is not base_raw:
-        last = _LAST_POINTS = (base_raw, Points(base_raw))
-    return last[1]
-
-
-_LAST_POINTS: tuple[object, Any] = (None, None)
-"""The base table last asked about and its ``Points`` (rebound whole: safe across threads)."""
 
 
 def _zero_baseline(context: Context, expectations: dict[Transport, Expectations]) -> np.ndarray:
