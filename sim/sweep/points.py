@@ -61,6 +61,7 @@ class Points:
         self._hash: HashAgainstBase | None = None
         self._sections: dict[tuple[str, ...], Any] = {}
         self._field_names = frozenset(Scenario.model_fields)
+        self._rules = _rules_across_sections()
         try:
             self.base = validate(base_raw)
         except (ScenarioError, ValidationError):
@@ -69,7 +70,7 @@ class Points:
 
     def scenario(self, assignments: dict[str, Any], seed: int | None = None) -> Scenario:
         """The validated scenario of one point (with ``seed`` as its root seed, if given)."""
-        changes = {**assignments, **({"seed": seed} if seed is not None else {})}
+        changes = assignments if seed is None else {**assignments, "seed": seed}
         if self.base is None:
             return validate(point_table(self.base_raw, changes))
         try:
@@ -89,7 +90,7 @@ class Points:
         for path, value in changes.items():
             touched.setdefault(str(_keys(path)[0]), {})[path] = value
         sections = {name: self._section(name, own) for name, own in touched.items()}
-        rules = _rules_across_sections()
+        rules = self._rules
         if rules is None:
             return Scenario.model_validate({**self.base.__dict__, **sections})
         # What the scenario's validation does with a table of validated sections, each of
