@@ -12,6 +12,7 @@ import hashlib
 import itertools
 import json
 import operator
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
@@ -105,26 +106,33 @@ class _SectionItems:
     replacing the items of the others."""
 
     def __init__(self, base: BaseModel, dumped: dict[str, Any]) -> None:
-        self._base = base
+        self._type = type(base)
         keys = {
             name: field.serialization_alias or field.alias or name
-            for name, field in type(base).model_fields.items()
+            for name, field in self._type.model_fields.items()
         }
         order = sorted(dumped)
         self._items = [f"{_canonical(key)}:{_canonical(dumped[key])}" for key in order]
         self._where = {name: order.index(key) for name, key in keys.items() if key in dumped}
         self._keys = keys
         self._labels = {name: f"{_canonical(key)}:" for name, key in keys.items()}
-        self._dump = type(base).__pydantic_serializer__.to_python
+        self._dump = self._type.__pydantic_serializer__.to_python
+        self._names = tuple(keys)
+        self._values = _values_of(self._names)
+        self._base_values = self._values(base.__dict__)
+        self._most = len(self._names) // 2
+        self._all_written = len(self._where) == len(self._names)
 
     def text(self, section: BaseModel) -> str | None:
         """The section's canonical JSON, or None if too many of its fields are other objects
         than the base's (writing it whole is then as quick)."""
-        if type(section) is not type(self._base):
+        if type(section) is not self._type:
             return None
-        own, base = section.__dict__, self._base.__dict__
-        changed = [name for name, value in own.items() if value is not base[name]]
-        if len(changed) > len(own) // 2 or not all(name in self._where for name in changed):
+        differs = map(operator.is_not, self._values(section.__dict__), self._base_values)
+        changed = list(itertools.compress(self._names, differs))
+        if len(changed) > self._most or not (
+            self._all_written or self._where.keys() >= set(changed)
+        ):
             return None
         items = list(self._items)
         if changed:
@@ -132,6 +140,13 @@ class _SectionItems:
             for name in changed:
                 items[self._where[name]] = self._labels[name] + _canonical(dumped[self._keys[name]])
         return "{" + ",".join(items) + "}"
+
+
+def _values_of(names: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """The values of ``names`` in a dict, as a tuple (one name included)."""
+    if len(names) == 1:
+        return lambda values: (values[names[0]],)
+    return operator.itemgetter(*names)
 
 
 def _dumped_field_by_field(model: type[BaseModel]) -> bool:

@@ -107,7 +107,7 @@ class Points:
     def _section(self, name: str, changes: dict[str, Any]) -> Any:
         """Section ``name`` of the base with ``changes`` set, validated once per distinct
         set of changes (a top-level field alone, such as the seed, by its own rules)."""
-        key = (name, *(f"{path}={value!r}" for path, value in changes.items()))
+        key = (name, *map(_ASSIGNED.format, changes, changes.values()))
         found = self._sections.get(key)
         if found is None:
             found = _field_adapter(name).validate_python(self._section_table(name, changes))
@@ -138,6 +138,10 @@ def _own_keys(paths: tuple[str, ...]) -> tuple[str, ...] | None:
         return tuple(str(k[1]) for k in keys)
     return None
 
+
+_ASSIGNED = "{}={!r}"
+"""An assignment as a key of the validated sections: its path and its value's repr (which
+tells 1, 1.0 and True apart, and 0.0 from -0.0)."""
 
 _DISTINCT_SECTIONS = 4096
 """Validated sections a ``Points`` keeps (then it starts again): a sweep's axis values."""
