@@ -53,7 +53,7 @@ from sim.des.streams import BLOCK_ROLLOUTS
 from sim.sweep.execute import chunk_tasks, run_sweep, sweep_context
 from sim.sweep.sweepfile import load_sweep
 from sim.sweep.tasks import analytic_scenario
-from sim.turn.transports import Transport, turn_work
+from sim.turn.transports import Transport, warm_turn_work
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = Path(__file__).resolve().parent / "results-waits.json"
@@ -85,11 +85,12 @@ def best_cpu_s(runs: Sequence[Callable[[], object]], repeats: int) -> list[float
 
 
 def numpy_ceiling(scenario: Any, transport: Transport, rollouts: int) -> float:
-    """The same draws and one variant's costs, summed per rollout: what any pass must do."""
+    """The same draws and one variant's work and costs, summed per rollout: what any pass
+    must do."""
     total = 0.0
     for block, first in enumerate(range(0, rollouts, BLOCK_ROLLOUTS)):
         turns = draw_turns(scenario, block, min(BLOCK_ROLLOUTS, rollouts - first))
-        costs = stage_costs(scenario, turn_work(scenario, transport, turns)[1])
+        costs = stage_costs(scenario, warm_turn_work(scenario, transport, turns))
         turn_s = costs.request_s + costs.stage_s[Stage.TOOL]
         total += float(np.add.reduceat(turn_s, turns.offsets[:-1]).sum())
     return total

@@ -9,16 +9,20 @@ decode (a product of two work fields; zero unless a profile sets them), so the
 same function serves the discrete-event engine (drawn values) and the analytic
 engine (expected values; it takes the context terms at the expected counts,
 leaving out their covariance).
+
+Each formula's plain expression is in a comment; the code does its operations in
+the same order, its temporaries written over (``models.in_place``): the same
+numbers bit for bit, with fewer arrays the size of a block.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
+from models.in_place import add_to, divide_by, multiply_by, positive_part, total
 from models.scenario import Scenario
 from models.stages import FIRST_TOKEN_STAGES, Side, Stage
 from models.work import Work
@@ -71,11 +75,6 @@ class TurnCosts:
         return self.request_s + self.stage_s[Stage.TOOL]
 
 
-def total(seconds: Iterable[np.ndarray]) -> np.ndarray:
-    """``seconds`` added in order, as ``sum`` adds them (starting from zero)."""
-    return sum(seconds, np.zeros(()))
-
-
 def parallel_margin_s(scenario: Scenario, work: Work) -> np.ndarray:
     """Parallel classifiers' time minus prefill's, per turn: the safety excess is its positive part.
 
@@ -88,19 +87,24 @@ def parallel_margin_s(scenario: Scenario, work: Work) -> np.ndarray:
 
 def _parallel_and_prefill_s(scenario: Scenario, work: Work) -> tuple[np.ndarray, np.ndarray]:
     s, i = scenario.safety, scenario.inference
-    prefill = (
-        work.prompt_tokens_uncached / i.prefill_tps
-        + i.overhead_ms * _MS
-        + _context_s(
+    # U / prefill_tps + overhead_ms * _MS + context(U, P - U / 2)
+    prefill = add_to(work.prompt_tokens_uncached / i.prefill_tps, i.overhead_ms * _MS)
+    prefill = add_to(
+        prefill,
+        _context_s(
             i.prefill_ms_per_token_per_1k_context_tokens,
             work.prompt_tokens_uncached,
             work.prompt_tokens - work.prompt_tokens_uncached / 2,
-        )
+        ),
     )
-    parallel = (
-        work.safety_runs * s.parallel_fixed_ms
-        + s.parallel_per_1k_tokens_ms * work.tokens_classified * _PER_1K
-    ) * _MS
+    # (runs * fixed_ms + per_1k_ms * tokens * _PER_1K) * _MS
+    parallel = multiply_by(
+        add_to(
+            work.safety_runs * s.parallel_fixed_ms,
+            multiply_by(s.parallel_per_1k_tokens_ms * work.tokens_classified, _PER_1K),
+        ),
+        _MS,
+    )
     return parallel, prefill
 
 
@@ -109,7 +113,9 @@ def _context_s(
 ) -> np.ndarray:
     """Seconds that context length adds to ``tokens`` tokens processed at a mean context of
     ``mean_context`` tokens (attention over the keys and values already there)."""
-    return ms_per_token_per_1k * tokens * mean_context * _PER_1K * _MS
+    return multiply_by(
+        multiply_by(multiply_by(ms_per_token_per_1k * tokens, mean_context), _PER_1K), _MS
+    )
 
 
 def reprefill_s(scenario: Scenario, missing_history_tokens: float) -> float:
@@ -137,7 +143,9 @@ class PostRates(Protocol):
 
 def post_cpu_s(api: PostRates, runs: np.ndarray, tokens: np.ndarray) -> np.ndarray:
     """Post-inference work (billing, logging, persisting) of ``runs`` over ``tokens`` output."""
-    return (runs * api.post_fixed_ms + api.post_per_1k_tokens_ms * tokens * _PER_1K) * _MS
+    # (runs * post_fixed_ms + post_per_1k_tokens_ms * tokens * _PER_1K) * _MS
+    per_1k_ms = multiply_by(api.post_per_1k_tokens_ms * tokens, _PER_1K)
+    return multiply_by(add_to(runs * api.post_fixed_ms, per_1k_ms), _MS)
 
 
 def stage_costs(
@@ -163,58 +171,86 @@ def stage_costs(
     half_rtt_s = rtt_s / 2
     zeros = np.zeros_like(work.tool_s)
 
-    client_build = (c.build_fixed_ms + c.build_per_item_ms * work.items_sent) * _MS
+    # (build_fixed_ms + build_per_item_ms * items_sent) * _MS
+    client_build = multiply_by(add_to(c.build_per_item_ms * work.items_sent, c.build_fixed_ms), _MS)
     handshake_s = (n.tcp_handshake_rtts + n.tls_handshake_rtts) * rtt_s + n.tls_crypto_ms * _MS
     ws_extra_s = n.ws_upgrade_rtts * rtt_s + c.ws_handshake_ms * _MS
-    connect = work.connect_http * handshake_s + work.connect_ws * (handshake_s + ws_extra_s)
-    failed_attempt_s = (
-        rtt_s
-        + (c.build_fixed_ms + c.build_per_item_ms * work.items_new) * _MS
-        + (a.validate_fixed_ms + a.memory_state_ms) * _MS
+    connect = add_to(work.connect_http * handshake_s, work.connect_ws * (handshake_s + ws_extra_s))
+    # rtt_s + (build_fixed_ms + build_per_item_ms * items_new) * _MS
+    #       + (validate_fixed_ms + memory_state_ms) * _MS
+    failed_attempt_s = multiply_by(
+        add_to(c.build_per_item_ms * work.items_new, c.build_fixed_ms), _MS
     )
-    recover = work.recover * failed_attempt_s
-    request_bytes = n.request_overhead_bytes + work.tokens_sent * n.bytes_per_token
-    upload = (
-        half_rtt_s
-        + request_bytes / n.uplink_bytes_per_s
-        + work.http_request * c.http_request_overhead_ms * _MS
+    failed_attempt_s = add_to(
+        add_to(failed_attempt_s, rtt_s), (a.validate_fixed_ms + a.memory_state_ms) * _MS
     )
-    validate = (
-        work.validate_runs * a.validate_fixed_ms + a.validate_per_item_ms * work.items_validated
-    ) * _MS
-    state_kb = work.store_state_tokens * a.state_bytes_per_token / 1024
-    state_load = (
-        work.store_loads * a.state_store_fixed_ms
-        + a.state_store_per_kb_ms * state_kb
-        + work.memory_loads * a.memory_state_ms
-    ) * _MS
-    render = a.render_per_1k_tokens_ms * work.tokens_rendered * _PER_1K * _MS
-    route = (work.route_full * a.route_ms + work.route_cached * a.route_cached_ms) * _MS
-    hops = work.hop_runs * a.intermediate_hops * a.hop_ms * _MS
+    recover = multiply_by(failed_attempt_s, work.recover)
+    # half_rtt_s + (overhead_bytes + tokens_sent * bytes_per_token) / uplink
+    #            + http_request * http_request_overhead_ms * _MS
+    request_bytes = add_to(work.tokens_sent * n.bytes_per_token, n.request_overhead_bytes)
+    upload = add_to(divide_by(request_bytes, n.uplink_bytes_per_s), half_rtt_s)
+    upload = add_to(upload, multiply_by(work.http_request * c.http_request_overhead_ms, _MS))
+    # (validate_runs * validate_fixed_ms + validate_per_item_ms * items_validated) * _MS
+    validate = multiply_by(
+        add_to(
+            work.validate_runs * a.validate_fixed_ms,
+            a.validate_per_item_ms * work.items_validated,
+        ),
+        _MS,
+    )
+    # (store_loads * store_fixed_ms + per_kb_ms * state_kb + memory_loads * memory_ms) * _MS
+    state_kb = divide_by(work.store_state_tokens * a.state_bytes_per_token, 1024)
+    state_load = add_to(
+        work.store_loads * a.state_store_fixed_ms, multiply_by(state_kb, a.state_store_per_kb_ms)
+    )
+    state_load = multiply_by(add_to(state_load, work.memory_loads * a.memory_state_ms), _MS)
+    # render_per_1k_tokens_ms * tokens_rendered * _PER_1K * _MS
+    render = multiply_by(
+        multiply_by(a.render_per_1k_tokens_ms * work.tokens_rendered, _PER_1K), _MS
+    )
+    # (route_full * route_ms + route_cached * route_cached_ms) * _MS
+    route = multiply_by(
+        add_to(work.route_full * a.route_ms, work.route_cached * a.route_cached_ms), _MS
+    )
+    # hop_runs * intermediate_hops * hop_ms * _MS
+    hops = multiply_by(multiply_by(work.hop_runs * a.intermediate_hops, a.hop_ms), _MS)
     parallel, prefill = _parallel_and_prefill_s(scenario, work)
-    blocking = (
-        work.safety_runs * s.blocking_fixed_ms
-        + s.blocking_per_1k_tokens_ms * work.tokens_classified * _PER_1K
-    ) * _MS
+    # (safety_runs * blocking_fixed_ms + blocking_per_1k_tokens_ms * classified * _PER_1K) * _MS
+    blocking = multiply_by(
+        add_to(
+            work.safety_runs * s.blocking_fixed_ms,
+            multiply_by(s.blocking_per_1k_tokens_ms * work.tokens_classified, _PER_1K),
+        ),
+        _MS,
+    )
     if parallel_excess_s is None:
-        parallel_excess_s = np.maximum(0.0, parallel - prefill)
+        parallel_excess_s = positive_part(parallel - prefill)
     safety = blocking + parallel_excess_s
-    decode = work.output_tokens * work.decode_s_per_token + _context_s(
-        scenario.inference.decode_ms_per_token_per_1k_context_tokens,
-        work.output_tokens,
-        work.prompt_tokens + work.output_tokens / 2,
+    # output_tokens * decode_s_per_token + context(output_tokens, prompt + output / 2)
+    decode = add_to(
+        work.output_tokens * work.decode_s_per_token,
+        _context_s(
+            scenario.inference.decode_ms_per_token_per_1k_context_tokens,
+            work.output_tokens,
+            add_to(work.output_tokens / 2, work.prompt_tokens),
+        ),
     )
     post_cpu = post_cpu_s(a, work.post_runs, work.post_tokens)
     if post_hidden_s is None:
         post_hidden_s = np.minimum(post_cpu, work.tool_s)
     post = work.post_blocking * (post_cpu - work.tool_overlaps_post * post_hidden_s)
-    download = half_rtt_s + work.output_tokens * n.bytes_per_token / n.downlink_bytes_per_s
+    # half_rtt_s + output_tokens * bytes_per_token / downlink_bytes_per_s
+    download = add_to(
+        divide_by(work.output_tokens * n.bytes_per_token, n.downlink_bytes_per_s), half_rtt_s
+    )
     # A failed attempt costs its own build, upload and validation and the error's way
     # back; one answered after prefill also costs the rest of the work before the first token.
-    failed_early_s = client_build + upload + validate + half_rtt_s
-    failed_late_s = failed_early_s + state_load + render + route + hops + safety + prefill
-    retry = work.failed_early * failed_early_s + work.failed_late * failed_late_s
-    retry = retry + work.retry_wait_s
+    failed_early_s = add_to(add_to(client_build + upload, validate), half_rtt_s)
+    failed_late_s = failed_early_s + state_load
+    for seconds in (render, route, hops, safety, prefill):
+        failed_late_s = add_to(failed_late_s, seconds)
+    retry = add_to(work.failed_early * failed_early_s, multiply_by(failed_late_s, work.failed_late))
+    retry = add_to(retry, work.retry_wait_s)
 
     compact = zeros
     compaction_api_s = compaction_safety_s = compaction_post_s = zeros
@@ -245,14 +281,19 @@ def stage_costs(
         Stage.DOWNLOAD: download,
         Stage.TOOL: work.tool_s,
     }
-    ttft = sum(stage_s[stage] for stage in FIRST_TOKEN_STAGES) + half_rtt_s
-    failed_api_s = work.recover * (a.validate_fixed_ms + a.memory_state_ms) * _MS
-    api_cpu = validate + state_load + render + route + post_cpu + failed_api_s + compaction_api_s
+    ttft: np.ndarray = np.zeros(())
+    for stage in FIRST_TOKEN_STAGES:
+        ttft = add_to(ttft, stage_s[stage])
+    ttft = add_to(ttft, half_rtt_s)
+    failed_api_s = multiply_by(work.recover * (a.validate_fixed_ms + a.memory_state_ms), _MS)
+    api_cpu = validate + state_load
+    for seconds in (render, route, post_cpu, failed_api_s, compaction_api_s):
+        api_cpu = add_to(api_cpu, seconds)
     return TurnCosts(
         stage_s=stage_s,
         ttft_s=ttft,
         api_cpu_s=api_cpu,
-        safety_cpu_s=blocking + parallel + compaction_safety_s,
-        post_overlapped_s=post_cpu - post + compaction_post_s,
+        safety_cpu_s=add_to(blocking + parallel, compaction_safety_s),
+        post_overlapped_s=add_to(post_cpu - post, compaction_post_s),
         safety_parallel_s=parallel,
     )

@@ -16,6 +16,7 @@ from models.distributions.base import (
     normalised,
     weighted_sum,
 )
+from models.distributions.choosing import choose
 from models.strict import MAX_DISTRIBUTION_VALUE, Float
 
 
@@ -121,7 +122,7 @@ class Empirical(DistributionBase):
         return np.asarray(self.values, dtype=float), self._p
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
-        return np.asarray(self.values)[rng.choice(len(self.values), size=size, p=self._p)]
+        return np.asarray(self.values)[choose(rng, self._p, size)]
 
     def is_integer_valued(self) -> bool:
         return all(float(v).is_integer() for v in self.values)

@@ -16,6 +16,7 @@ from models.distributions.base import (
     normalised,
     weighted_sum,
 )
+from models.distributions.choosing import choose
 from models.distributions.continuous import Exponential, LogNormal, Uniform
 from models.distributions.discrete import Constant, Empirical
 
@@ -71,7 +72,7 @@ class Mixture(DistributionBase):
         return values, weights
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
-        which = rng.choice(len(self.components), size=size, p=self._p)
+        which = choose(rng, self._p, size)
         out = np.empty(size)
         for index, component in enumerate(self.components):
             chosen = which == index
@@ -87,11 +88,11 @@ class Mixture(DistributionBase):
         if keep == 0 and not finish:
             return np.empty(0)
         parts = len(self.components)
-        which = rng.choice(parts, size=keep, p=self._p)
+        which = choose(rng, self._p, keep)
         kept = np.bincount(which, minlength=parts)
         drawn = kept.copy()
         for start in range(keep, size, SAMPLE_CHUNK):
-            chunk = rng.choice(parts, size=min(SAMPLE_CHUNK, size - start), p=self._p)
+            chunk = choose(rng, self._p, min(SAMPLE_CHUNK, size - start))
             drawn += np.bincount(chunk, minlength=parts)
         last = parts - 1 if finish else int(np.flatnonzero(kept)[-1])
         out = np.empty(keep)

@@ -142,8 +142,9 @@ class RanTurns:
 
     turns: Turns
     block_index: int
-    stage_s: np.ndarray
-    """Shape (turns, len(STAGES)), the queue and retry stages included."""
+    stage_s: np.ndarray | None
+    """Shape (turns, len(STAGES)), the queue and retry stages included (None: no turn's
+    row is kept, and ``stage_sums_s`` holds what the records need)."""
     ttft_s: np.ndarray
     costs: TurnCosts
     """The selected costs (their CPU and side-holding seconds are read)."""
@@ -156,6 +157,8 @@ class RanTurns:
     wait_s: np.ndarray | None = None
     refused: np.ndarray | None = None
     throttle_s: np.ndarray | None = None
+    stage_sums_s: np.ndarray | None = None
+    """``stage_s`` summed per rollout, where the run summed it as it went."""
 
 
 def sum_rollouts(
@@ -165,15 +168,14 @@ def sum_rollouts(
     ``turn_rows``)."""
     turns, costs, count = ran.turns, ran.costs, ran.turns.count
     rollouts = len(turns.offsets) - 1
-    wait_s = ran.wait_s if ran.wait_s is not None else np.zeros((count, len(WAIT_PHASES)))
-    refused = ran.refused if ran.refused is not None else np.zeros(count)
-    throttle_s = ran.throttle_s if ran.throttle_s is not None else np.zeros(count)
     starts = turns.offsets[:-1]
     per_rollout = np.diff(turns.offsets)
     kept_turns = np.repeat(keep, per_rollout)
     turn_records = None
     if turn_rows is not None:
         rows = np.repeat(turn_rows, per_rollout)
+        wait_s = ran.wait_s if ran.wait_s is not None else np.zeros((count, len(WAIT_PHASES)))
+        refused = ran.refused if ran.refused is not None else np.zeros(count)
         turn_records = TurnRecords(
             rollout=np.repeat(np.arange(rollouts) + ran.block_index * BLOCK_ROLLOUTS, per_rollout)[
                 rows
@@ -181,7 +183,7 @@ def sum_rollouts(
             turn_index=turns.turn_index[rows],
             start_at_s=ran.start_at_s[rows],
             cold=ran.cold_flag[rows],
-            stage_s=ran.stage_s[rows],
+            stage_s=_per_turn(ran.stage_s)[rows],
             ttft_s=ran.ttft_s[rows],
             api_cpu_s=costs.api_cpu_s[rows],
             post_overlapped_s=costs.post_overlapped_s[rows],
@@ -201,7 +203,11 @@ def sum_rollouts(
         e2e_s=(ran.ended_at_s - ran.started_at_s)[keep],
         turns=per_rollout.astype(float)[keep],
         cold_turns=np.add.reduceat(ran.cold_flag, starts)[keep],
-        stage_s=np.add.reduceat(ran.stage_s, starts, axis=0)[keep],
+        stage_s=(
+            ran.stage_sums_s
+            if ran.stage_sums_s is not None
+            else np.add.reduceat(_per_turn(ran.stage_s), starts, axis=0)
+        )[keep],
         ttft_sum_s=np.add.reduceat(ran.ttft_s, starts)[keep],
         api_cpu_s=np.add.reduceat(costs.api_cpu_s, starts)[keep],
         safety_cpu_s=np.add.reduceat(costs.safety_cpu_s, starts)[keep],
@@ -210,10 +216,21 @@ def sum_rollouts(
         turn_ttft_s=ran.ttft_s[kept_turns],
         cached_prompt_tokens=np.add.reduceat(ran.cached_prompt_tokens, starts)[keep],
         uncached_prompt_tokens=np.add.reduceat(ran.uncached_prompt_tokens, starts)[keep],
-        rate_limited=np.add.reduceat(refused, starts)[keep],
-        rate_limit_wait_s=np.add.reduceat(throttle_s, starts)[keep],
+        rate_limited=_rollout_sums(ran.refused, starts)[keep],
+        rate_limit_wait_s=_rollout_sums(ran.throttle_s, starts)[keep],
         turn_records=turn_records,
     )
+
+
+def _rollout_sums(per_turn: np.ndarray | None, starts: np.ndarray) -> np.ndarray:
+    """Each rollout's sum of ``per_turn`` (None: nothing recorded, zero)."""
+    return np.zeros(len(starts)) if per_turn is None else np.add.reduceat(per_turn, starts)
+
+
+def _per_turn(stage_s: np.ndarray | None) -> np.ndarray:
+    if stage_s is None:
+        raise ValueError("the run kept no per-turn stage seconds")
+    return stage_s
 
 
 _POOL_OF_WAIT = np.array([[float(p is pool) for pool in POOLS] for p in WAIT_POOLS])

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from models.distributions import SAMPLE_CHUNK
+from models.distributions.choosing import choose
 from models.retry_policy import http_waits_s
 from models.scenario import Scenario
 from models.workload import Workload, rollout_turns
@@ -180,11 +181,11 @@ def _tool_kinds(
     with one kind there is nothing to count unless the stream is used after.
     """
     p = w.tool_probabilities()
-    kind = rng.choice(len(w.tools), keep, p=p)
+    kind = choose(rng, p, keep)
     if len(w.tools) == 1 and not finish:
         return kind, np.array([size])
     per_kind = np.bincount(kind, minlength=len(w.tools))
     for start in range(keep, size, SAMPLE_CHUNK):
-        chunk = rng.choice(len(w.tools), min(SAMPLE_CHUNK, size - start), p=p)
+        chunk = choose(rng, p, min(SAMPLE_CHUNK, size - start))
         per_kind += np.bincount(chunk, minlength=len(w.tools))
     return kind, per_kind

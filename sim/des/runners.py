@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from models.scenario import Scenario
-from sim.des import progress, vectorised
+from sim.des import memory, progress, vectorised
 from sim.des.blocks import Block, reduce_block
 from sim.des.replication import CHECKPOINTS, Checkpoints, PoolStats, Replication
 from sim.des.streams import BLOCK_ROLLOUTS, Draw, stream
@@ -45,7 +45,9 @@ def simulate(
     its rollouts run in order on one connection, ``load.think_time_s`` apart.
     Blocks run as array passes (``sim.des.vectorised``) where no event queue is
     needed; ``reference`` runs them all on the event queue, the reference those passes match.
+    The process keeps freed memory for the next block (``sim.des.memory``).
     """
+    memory.keep_freed_memory()
     one_block = _one_block if reference or not vectorised.applies(scenario) else None
     parts = []
     for block_index, first in enumerate(range(0, rollouts, BLOCK_ROLLOUTS)):

@@ -35,8 +35,15 @@ from models.work import Work
 from sim.des.blocks import RanTurns, sum_rollouts
 from sim.des.draws import draw_turns
 from sim.des.streams import Draw, stream
+from sim.des.timeline import Layout, Timeline
 from sim.turn.records import RolloutRecords
-from sim.turn.transports import Transport, cached_prompt_tokens, compaction_work, turn_work
+from sim.turn.transports import (
+    Transport,
+    cached_prompt_tokens,
+    cold_turn_work,
+    compaction_work,
+    warm_turn_work,
+)
 from sim.turn.turns import Turns
 
 _DRAW_CHUNK = 256
@@ -58,26 +65,30 @@ def simulate_block(
     firsts = np.array([0]) if session else turns.offsets[:-1]
     think_s = _think_s(scenario, block_index, count) if session else np.zeros(count)
     connection = _connection_rule(scenario, transport, block_index)
+    layout = Layout(turns.offsets)
     cold = np.zeros(turns.count, dtype=bool)
     cold[firsts] = True
     while True:
-        timeline = _Timeline(turns.offsets, variants.request_s(cold), variants.tool_s, think_s)
+        timeline = layout.timeline(variants.request_s(cold), variants.tool_s, think_s)
         found = connection(timeline, firsts)
         if np.array_equal(found, cold):
             break
         cold = found
     every = np.ones(count, dtype=bool)
     return sum_rollouts(
-        variants.ran(turns, block_index, cold, timeline), every, every if keep_turns else None
+        variants.ran(turns, block_index, cold, timeline, keep_turns),
+        every,
+        every if keep_turns else None,
     )
 
 
 class _Variants:
-    """Warm costs of every turn; cold costs of the turns that run cold, computed on demand."""
+    """Warm costs of every turn; cold work and costs of the turns that run cold, computed
+    on demand (a turn's work is its own: the cold turns' work is their rows' work)."""
 
     def __init__(self, scenario: Scenario, transport: Transport, turns: Turns) -> None:
-        self.scenario = scenario
-        self.cold_work, warm_work = turn_work(scenario, transport, turns)
+        self.scenario, self.transport, self.turns = scenario, transport, turns
+        warm_work = warm_turn_work(scenario, transport, turns)
         self.cold_compaction: Work | None = None
         warm_compaction: Work | None = None
         if scenario.compaction.compacts:
@@ -87,30 +98,42 @@ class _Variants:
         self.tool_s = self.warm.stage_s[Stage.TOOL]
         self.uncached_warm = warm_work.prompt_tokens_uncached
         self._cold_rows: np.ndarray | None = None
-        self._cold: TurnCosts | None = None
+        self._cold: tuple[Work, TurnCosts] | None = None
 
-    def _costs_of_rows(self, rows: np.ndarray) -> TurnCosts:
+    def _of_rows(self, rows: np.ndarray) -> tuple[Work, TurnCosts]:
+        work = cold_turn_work(self.scenario, self.transport, _turn_rows(self.turns, rows))
         compaction = None if self.cold_compaction is None else _rows(self.cold_compaction, rows)
-        return stage_costs(self.scenario, _rows(self.cold_work, rows), compaction=compaction)
+        return work, stage_costs(self.scenario, work, compaction=compaction)
 
-    def cold_costs(self, rows: np.ndarray) -> TurnCosts:
+    def cold(self, rows: np.ndarray) -> tuple[Work, TurnCosts]:
+        """The cold work and costs of the turns at ``rows``."""
         known = self._cold_rows
         if self._cold is None or known is None or not np.array_equal(rows, known):
-            self._cold_rows, self._cold = rows, self._costs_of_rows(rows)
+            self._cold_rows, self._cold = rows, self._of_rows(rows)
         return self._cold
 
     def request_s(self, cold: np.ndarray) -> np.ndarray:
         rows = np.flatnonzero(cold)
         seconds = self.warm_request_s.copy()
-        seconds[rows] = self.cold_costs(rows).request_s
+        seconds[rows] = self.cold(rows)[1].request_s
         return seconds
 
-    def ran(self, turns: Turns, block_index: int, cold: np.ndarray, line: _Timeline) -> RanTurns:
+    def ran(
+        self, turns: Turns, block_index: int, cold: np.ndarray, line: Timeline, keep_turns: bool
+    ) -> RanTurns:
         rows = np.flatnonzero(cold)
-        cold_costs = self.cold_costs(rows)
-        # Stages as rows while filling in (contiguous), as columns for the records (a view).
-        stage_s = np.stack([self.warm.stage_s[stage] for stage in STAGES])
-        stage_s[:, rows] = np.stack([cold_costs.stage_s[stage] for stage in STAGES])
+        cold_work, cold_costs = self.cold(rows)
+        starts = turns.offsets[:-1]
+        # Each stage's column summed per rollout as it is filled in; the whole
+        # matrix only where the turns' rows are kept.
+        stage_s = np.empty((len(STAGES), turns.count)) if keep_turns else None
+        sums_s = np.empty((len(STAGES), len(starts)))
+        column = np.empty(turns.count)
+        for index, stage in enumerate(STAGES):
+            seconds = column if stage_s is None else stage_s[index]
+            np.copyto(seconds, self.warm.stage_s[stage])
+            seconds[rows] = cold_costs.stage_s[stage]
+            np.add.reduceat(seconds, starts, out=sums_s[index])
         costs = TurnCosts(
             stage_s={},
             ttft_s=_put(self.warm.ttft_s, rows, cold_costs.ttft_s),
@@ -119,13 +142,12 @@ class _Variants:
             post_overlapped_s=_put(self.warm.post_overlapped_s, rows, cold_costs.post_overlapped_s),
             safety_parallel_s=_put(self.warm.safety_parallel_s, rows, cold_costs.safety_parallel_s),
         )
-        uncached = _put(
-            self.uncached_warm, rows, _take(self.cold_work.prompt_tokens_uncached, rows)
-        )
+        uncached = _put(self.uncached_warm, rows, cold_work.prompt_tokens_uncached)
         return RanTurns(
             turns=turns,
             block_index=block_index,
-            stage_s=stage_s.T,
+            stage_s=None if stage_s is None else stage_s.T,
+            stage_sums_s=sums_s.T,
             ttft_s=costs.ttft_s,
             costs=costs,
             cached_prompt_tokens=cached_prompt_tokens(self.scenario, turns),
@@ -137,31 +159,9 @@ class _Variants:
         )
 
 
-class _Timeline:
-    """Clock readings of one agent's block: each rollout's think time, then each turn's
-    request and tool, added one after the other as SimPy's clock adds them."""
-
-    def __init__(
-        self, offsets: np.ndarray, request_s: np.ndarray, tool_s: np.ndarray, think_s: np.ndarray
-    ) -> None:
-        count = len(offsets) - 1
-        per_rollout = np.diff(offsets)
-        think_at = 2 * offsets[:-1] + np.arange(count)
-        request_at = 2 * np.arange(len(request_s)) + np.repeat(np.arange(count), per_rollout) + 1
-        delays_s = np.zeros(2 * len(request_s) + count)
-        delays_s[think_at] = think_s
-        delays_s[request_at] = request_s
-        delays_s[request_at + 1] = tool_s
-        clock_s = np.cumsum(delays_s)
-        self.request_start_s = clock_s[request_at - 1]
-        self.request_end_s = clock_s[request_at]
-        self.rollout_start_s = clock_s[think_at]
-        self.rollout_end_s = clock_s[2 * offsets[1:] + np.arange(count)]
-
-
 def _connection_rule(
     scenario: Scenario, transport: Transport, block_index: int
-) -> Callable[[_Timeline, np.ndarray], np.ndarray]:
+) -> Callable[[Timeline, np.ndarray], np.ndarray]:
     """The cold flags a timeline gives, by the transport's kind of connection."""
     if not transport.is_websocket:
         idle_s = scenario.client.keepalive_idle_s
@@ -173,7 +173,7 @@ def _connection_rule(
     return lambda line, firsts: _websocket_cold(line, firsts, c.ws_lifetime_s, drops)
 
 
-def _keepalive_cold(line: _Timeline, firsts: np.ndarray, idle_s: float) -> np.ndarray:
+def _keepalive_cold(line: Timeline, firsts: np.ndarray, idle_s: float) -> np.ndarray:
     """A keep-alive request is cold on a new connection or after an idle gap too long."""
     gap_s = np.empty_like(line.request_start_s)
     gap_s[0] = math.inf
@@ -201,33 +201,33 @@ class _Drops:
 
 
 def _websocket_cold(
-    line: _Timeline, firsts: np.ndarray, lifetime_s: float, drops: _Drops
+    line: Timeline, firsts: np.ndarray, lifetime_s: float, drops: _Drops
 ) -> np.ndarray:
     """A WebSocket request is cold on a new connection or once the last one has ended.
 
     Chains (a rollout each, or the whole block for a session) are first taken to open
     once, all together; the first chain where a later request finds its connection
-    ended is walked opening by opening, and the chains after it are taken again.
+    ended is walked opening by opening, and the chains after it are taken again.  The
+    clock only moves on, so a chain finds its connection ended if its last request does.
     """
     start_s = line.request_start_s
     total = len(start_s)
     ends = np.append(firsts[1:], total)
+    last_start_s = start_s[ends - 1]
     cold = np.zeros(total, dtype=bool)
     opened, chain = 0, 0
     while chain < len(firsts):
         heads = firsts[chain:]
         end_at_s = start_s[heads] + np.minimum(lifetime_s, drops.after_s(opened, len(heads)))
-        lengths = ends[chain:] - heads
-        expired = start_s[heads[0] :] >= np.repeat(end_at_s, lengths)
-        expired[heads - heads[0]] = False
+        expired = (last_start_s[chain:] >= end_at_s) & (ends[chain:] - heads > 1)
         if not expired.any():
             cold[heads] = True
             break
-        turn = heads[0] + int(np.argmax(expired))
-        broken = int(np.searchsorted(firsts, turn, side="right")) - 1
+        broken = chain + int(np.argmax(expired))
         cold[firsts[chain : broken + 1]] = True
         opened += broken + 1 - chain
-        end = ends[broken]
+        turn, end = int(firsts[broken]) + 1, int(ends[broken])
+        turn += int(np.searchsorted(start_s[turn:end], end_at_s[broken - chain], side="left"))
         while turn < end:
             cold[turn] = True
             end_at_s = start_s[turn] + min(lifetime_s, float(drops.after_s(opened, 1)[0]))
@@ -243,6 +243,16 @@ def _think_s(scenario: Scenario, block_index: int, count: int) -> np.ndarray:
     rng = stream(scenario.seed, block_index, Draw.THINK_TIME)
     think = scenario.load.think_time_s
     return np.array([0.0] + [float(think.sample(rng, 1)[0]) for _ in range(count - 1)])
+
+
+def _turn_rows(turns: Turns, rows: np.ndarray) -> Turns:
+    """The turns at ``rows``, their per-turn arrays taken (the offsets no longer apply)."""
+    per_turn = {
+        name: getattr(turns, name)[rows]
+        for name in turns.__dataclass_fields__
+        if name not in ("offsets", "fixed_tokens") and getattr(turns, name) is not None
+    }
+    return Turns(**per_turn, offsets=turns.offsets, fixed_tokens=turns.fixed_tokens)
 
 
 def _rows(work: Work, rows: np.ndarray) -> Work:

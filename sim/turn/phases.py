@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models.costs import TurnCosts, total
+from models.costs import TurnCosts
+from models.in_place import total
 from models.stages import SIDES, STAGES, Pool, Side, Stage
 from models.work import Work
 

@@ -16,6 +16,7 @@ from enum import StrEnum
 
 import numpy as np
 
+from models.in_place import add_to, multiply_by
 from models.scenario import Scenario
 from models.work import Work
 from sim.turn.compaction import compaction_turns
@@ -48,20 +49,34 @@ _DESCRIPTIONS = {
 
 
 def turn_work(scenario: Scenario, transport: Transport, turns: Turns) -> tuple[Work, Work]:
-    """(cold, warm) work of every turn under ``transport``.
+    """(cold, warm) work of every turn under ``transport``."""
+    warm = warm_turn_work(scenario, transport, turns)
+    return cold_turn_work(scenario, transport, turns, warm), warm
+
+
+def warm_turn_work(scenario: Scenario, transport: Transport, turns: Turns) -> Work:
+    """Work of every turn on a live connection."""
+    if transport is Transport.HTTP or transport is Transport.HTTP_FULL:
+        return _full_rebuild(scenario, turns, resend=float(transport is Transport.HTTP_FULL))
+    return _cached(scenario, turns, append=transport is Transport.WS_APPEND)
+
+
+def cold_turn_work(
+    scenario: Scenario, transport: Transport, turns: Turns, warm: Work | None = None
+) -> Work:
+    """Work of every turn on a new connection (``warm``: the same turns' warm work, when
+    known: over HTTP the cold turn is the warm one plus connecting).
 
     A turn after a compaction starts a new chain on the connection its compaction
     request opened: it connects only where no compaction came first.
     """
-    first_on_connection = 1.0 - turns.compacted
     if transport is Transport.HTTP or transport is Transport.HTTP_FULL:
-        full = _full_rebuild(scenario, turns, resend=float(transport is Transport.HTTP_FULL))
-        return _with(full, connect_http=first_on_connection), full
+        full = warm if warm is not None else warm_turn_work(scenario, transport, turns)
+        return _with(full, connect_http=1.0 - turns.compacted)
     cold = _after_cache_loss(scenario, turns)
-    append = transport is Transport.WS_APPEND
-    if append:
+    if transport is Transport.WS_APPEND:
         cold = _with(cold, post_runs=turns.is_last)
-    return cold, _cached(scenario, turns, append=append)
+    return cold
 
 
 def compaction_work(scenario: Scenario, transport: Transport, turns: Turns) -> tuple[Work, Work]:
@@ -86,7 +101,8 @@ def _full_rebuild(scenario: Scenario, turns: Turns, resend: float | np.ndarray) 
     zeros = np.zeros(turns.shape)
     continuing = _continuing(turns)
     hit = turns.render_hit
-    rendered = hit * turns.new_tokens + (1 - hit) * (turns.fixed_tokens + turns.context_tokens)
+    prompt_tokens = turns.fixed_tokens + turns.context_tokens
+    rendered = hit * turns.new_tokens + (1 - hit) * prompt_tokens
     config_cache = _switch(scenario.api.config_cache)
     stored = 1.0 - resend
     return Work(
@@ -108,11 +124,11 @@ def _full_rebuild(scenario: Scenario, turns: Turns, resend: float | np.ndarray) 
         route_cached=config_cache * ones,
         hop_runs=ones,
         safety_runs=ones,
-        tokens_classified=turns.fixed_tokens + turns.context_tokens,
+        tokens_classified=prompt_tokens,
         prompt_tokens_uncached=_uncached_prompt(
             scenario, turns, stateless=resend + stored * (1 - continuing)
         ),
-        prompt_tokens=turns.fixed_tokens + turns.context_tokens,
+        prompt_tokens=prompt_tokens,
         output_tokens=turns.output_tokens,
         decode_s_per_token=turns.decode_s_per_token,
         post_runs=ones,
@@ -185,7 +201,7 @@ def _cached(scenario: Scenario, turns: Turns, append: bool) -> Work:
         safety_runs=pre_inference,
         tokens_classified=pre_inference * turns.new_tokens,
         prompt_tokens_uncached=_uncached_prompt(scenario, turns, stateless=1 - _continuing(turns)),
-        prompt_tokens=turns.fixed_tokens + turns.context_tokens,
+        prompt_tokens=add_to(turns.context_tokens, turns.fixed_tokens),
         output_tokens=turns.output_tokens,
         decode_s_per_token=turns.decode_s_per_token,
         post_runs=turns.is_last if append else ones,
@@ -210,7 +226,9 @@ def _uncached_prompt(scenario: Scenario, turns: Turns, stateless: np.ndarray) ->
     i = scenario.inference
     reused = i.prefix_cache_hit_fraction * (1 - _switch(i.prefix_reuse_needs_state) * stateless)
     resident = turns.fixed_tokens + turns.prior_tokens
-    return turns.new_tokens + (1 - reused) * resident + reused * turns.missing_history_tokens
+    # new + (1 - reused) * resident + reused * missing, written over ``resident``
+    uncached = add_to(multiply_by(resident, 1 - reused), turns.new_tokens)
+    return add_to(uncached, reused * turns.missing_history_tokens)
 
 
 def cached_prompt_tokens(scenario: Scenario, turns: Turns) -> np.ndarray:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from models.in_place import add_to
 from models.workload import rollout_turns
 
 
@@ -124,11 +125,13 @@ def history(
     is_last = np.zeros(offsets[-1])
     is_last[offsets[1:] - 1] = 1.0
     added = output_tokens + tool_output_tokens
-    cumulative = np.cumsum(added, axis=-1)
-    before = cumulative - added
-    added_before_turn = before - before[..., starts]
+    # before = cumsum(added) - added; added_before_turn = before - before[starts], each
+    # written over the running sum (the same numbers, fewer block-sized arrays)
+    before = np.cumsum(added, axis=-1)
+    np.subtract(before, added, out=before)
+    added_before_turn = np.subtract(before, before[..., starts], out=before)
     new_tokens = np.where(turn_index == 0, first_message_tokens, _shift(tool_output_tokens))
-    context = first_message_tokens + added_before_turn
+    context = add_to(added_before_turn, first_message_tokens)
     if parallel_calls is None:
         items_new = np.ones(offsets[-1])
         context_items = 1.0 + turn_index * (output_items_per_turn + 1.0)
