@@ -9,7 +9,13 @@ and its seed.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel
 
 from models.scenario import Scenario
 
@@ -26,41 +32,130 @@ def scenario_hash(scenario: Scenario) -> str:
 
 class HashAgainstBase:
     """``scenario_hash`` of scenarios that share most sections with one ``base``: a section
-    that is the base's own object, or one already seen, is not serialized again (a sweep's
-    points)."""
+    that is the base's own object, or one already seen, is not serialized again, and of a
+    section that differs from the base's in a few fields only those fields are (a sweep's
+    points); the text up to the first section that differs is hashed once."""
 
     def __init__(self, base: Scenario) -> None:
-        self._base = base
         dumped = base.model_dump(mode="json", by_alias=True)
-        self._keys = {
+        keys = {
             name: field.serialization_alias or field.alias or name
             for name, field in Scenario.model_fields.items()
             if name != "seed"
         }
-        self._order = sorted(self._keys, key=self._keys.__getitem__)
-        self._seen: dict[tuple[str, int], tuple[object, str]] = {}
-        self._label = {name: f"{_canonical(self._keys[name])}:" for name in self._order}
-        self._text = {
-            name: self._label[name] + _canonical(dumped[self._keys[name]]) for name in self._order
-        }
+        self._order = sorted(keys, key=keys.__getitem__)
+        self._sections = operator.itemgetter(*self._order)
+        self._base = self._sections(base.__dict__)
+        self._seen: dict[tuple[int, int], tuple[object, str]] = {}
+        self._label = [f"{_canonical(keys[name])}:" for name in self._order]
+        self._text = [
+            label + _canonical(dumped[keys[name]])
+            for label, name in zip(self._label, self._order, strict=True)
+        ]
+        self._items = [
+            _SectionItems(section, dumped[keys[name]])
+            if isinstance(section, BaseModel)
+            and Scenario.model_fields[name].annotation is type(section)
+            and _dumped_field_by_field(type(section))
+            and isinstance(dumped[keys[name]], dict)
+            else None
+            for name, section in zip(self._order, self._base, strict=True)
+        ]
+        self._keys = [keys[name] for name in self._order]
+        self._before = [
+            hashlib.sha256(("{" + "".join(f"{t}," for t in self._text[:n])).encode())
+            for n in range(len(self._order))
+        ]
+        self._whole = _digest("{" + ",".join(self._text) + "}")
 
     def __call__(self, scenario: Scenario) -> str:
-        own, base = scenario.__dict__, self._base.__dict__
-        parts = []
-        for name in self._order:
-            section = own[name]
-            if section is base[name]:
-                parts.append(self._text[name])
-                continue
-            known = self._seen.get((name, id(section)))
+        sections = self._sections(scenario.__dict__)
+        differs = list(map(operator.is_not, sections, self._base))
+        if True not in differs:
+            return self._whole
+        first = differs.index(True)
+        texts = self._text[first:]
+        for position in itertools.compress(range(first, len(differs)), differs[first:]):
+            section = sections[position]
+            known = self._seen.get((position, id(section)))
             if known is None or known[0] is not section:
-                dumped = scenario.model_dump(mode="json", by_alias=True, include={name})
-                text = self._label[name] + _canonical(dumped[self._keys[name]])
+                text = self._label[position] + self._section_text(scenario, position)
                 if len(self._seen) >= _SEEN_SECTIONS:
                     self._seen.clear()
-                known = self._seen[name, id(section)] = (section, text)
-            parts.append(known[1])
-        return _digest("{" + ",".join(parts) + "}")
+                known = self._seen[position, id(section)] = (section, text)
+            texts[position - first] = known[1]
+        digest = self._before[first].copy()
+        digest.update((",".join(texts) + "}").encode())
+        return digest.hexdigest()[:HASH_DIGITS]
+
+    def _section_text(self, scenario: Scenario, position: int) -> str:
+        """Canonical JSON of the ``position``-th section (in key order) of ``scenario``."""
+        name = self._order[position]
+        items = self._items[position]
+        if items is not None:
+            text = items.text(getattr(scenario, name))
+            if text is not None:
+                return text
+        dumped = scenario.model_dump(mode="json", by_alias=True, include={name})
+        return _canonical(dumped[self._keys[position]])
+
+
+class _SectionItems:
+    """A base section's canonical JSON as its fields' items (``"key":value``, in key order), so
+    a section of the same type that shares most field values with it is written by
+    replacing the items of the others."""
+
+    def __init__(self, base: BaseModel, dumped: dict[str, Any]) -> None:
+        self._type = type(base)
+        keys = {
+            name: field.serialization_alias or field.alias or name
+            for name, field in self._type.model_fields.items()
+        }
+        order = sorted(dumped)
+        self._items = [f"{_canonical(key)}:{_canonical(dumped[key])}" for key in order]
+        self._where = {name: order.index(key) for name, key in keys.items() if key in dumped}
+        self._keys = keys
+        self._labels = {name: f"{_canonical(key)}:" for name, key in keys.items()}
+        self._dump = self._type.__pydantic_serializer__.to_python
+        self._names = tuple(keys)
+        self._values = _values_of(self._names)
+        self._base_values = self._values(base.__dict__)
+        self._most = len(self._names) // 2
+        self._all_written = len(self._where) == len(self._names)
+
+    def text(self, section: BaseModel) -> str | None:
+        """The section's canonical JSON, or None if too many of its fields are other objects
+        than the base's (writing it whole is then as quick)."""
+        if type(section) is not self._type:
+            return None
+        differs = map(operator.is_not, self._values(section.__dict__), self._base_values)
+        changed = list(itertools.compress(self._names, differs))
+        if len(changed) > self._most or not (
+            self._all_written or self._where.keys() >= set(changed)
+        ):
+            return None
+        items = list(self._items)
+        if changed:
+            dumped = self._dump(section, mode="json", by_alias=True)
+            for name in changed:
+                items[self._where[name]] = self._labels[name] + _canonical(dumped[self._keys[name]])
+        return "{" + ",".join(items) + "}"
+
+
+def _values_of(names: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """The values of ``names`` in a dict, as a tuple (one name included)."""
+    if len(names) == 1:
+        return lambda values: (values[names[0]],)
+    return operator.itemgetter(*names)
+
+
+def _dumped_field_by_field(model: type[BaseModel]) -> bool:
+    """Whether each field of ``model`` dumps by itself: the same value gives the same text
+    whatever the other fields hold (no model or field serializers, no computed fields)."""
+    decorators = model.__pydantic_decorators__
+    return not (
+        decorators.model_serializers or decorators.field_serializers or decorators.computed_fields
+    )
 
 
 _SEEN_SECTIONS = 4096
@@ -74,8 +169,30 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 for each value."""
 
 
+_MAKE_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
+_ENCODE = (
+    _MAKE_ENCODER(
+        None,
+        _CANONICAL.default,
+        json.encoder.encode_basestring_ascii,
+        None,
+        ":",
+        ",",
+        True,
+        False,
+        True,
+    )
+    if _MAKE_ENCODER is not None
+    else None
+)
+"""The C encoder ``_CANONICAL.encode`` builds for each value, built once (without the check
+for circular references, which a dumped model cannot have)."""
+
+
 def _canonical(value: object) -> str:
-    return _CANONICAL.encode(value)
+    if _ENCODE is None:
+        return _CANONICAL.encode(value)
+    return "".join(_ENCODE(value, 0))
 
 
 def _digest(text: str) -> str:

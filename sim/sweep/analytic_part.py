@@ -10,6 +10,7 @@ checks it against ``run_rows`` on the same points.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -88,12 +89,12 @@ def part_table(context: Context, tasks: list[Task], evaluated: Evaluated) -> pa.
         e = evaluated.expectations[transport]
         e2e_s = e.stage_s.sum(axis=1) if len(valid) else np.zeros(0)
         text = _TextColumns(columns, count, rows)
-        text.put(Metric.SPEC.value, [context.spec(transport).text] * len(valid))
+        text.put(Metric.SPEC.value, context.spec(transport).text)
         text.put(Metric.SCENARIO.value, [s.name for s in evaluated.valid_scenarios()])
         text.put(Metric.SCENARIO_HASH.value, evaluated.hashes)
-        text.put(Metric.OVERRIDES.value, ["[]"] * len(valid))
+        text.put(Metric.OVERRIDES.value, "[]")
         _null(columns, Metric.ROLLOUTS.value)
-        flags = [json.dumps(list(a)) if a else None for a in e.approximations]
+        flags = [_flags_text(a) if a else None for a in e.approximations]
         if any(flags):
             text.put(Metric.APPROXIMATIONS.value, flags)
         numbers = _NumberColumns(columns, count, rows)
@@ -183,27 +184,29 @@ def _column_order(
     approximations = Metric.APPROXIMATIONS.value
     reductions = [name for name in result if name.startswith(_REDUCTION_PREFIXES)]
     body = [name for name in result if name not in reductions and name != approximations]
-    flagged: dict[Transport, list[bool]] = {
-        t: [bool(a) for a in e.approximations] for t, e in evaluated.expectations.items()
+    flagged = {
+        t: np.array([bool(a) for a in e.approximations], dtype=bool)
+        for t, e in evaluated.expectations.items()
     }
     order = dict.fromkeys(head)
-    valid = iter(range(len(evaluated.valid)))
-    shapes: set[tuple[bool, bool]] = set()
-    for scenario in evaluated.scenarios:
-        if isinstance(scenario, Exception):
-            continue
-        point = next(valid)
-        for transport in context.transports:
-            shape = (flagged[transport][point], transport is not context.baseline)
-            if shape in shapes:
-                continue
-            shapes.add(shape)
-            order.update(dict.fromkeys(_RESULT_HEAD))
-            if shape[0]:
-                order[approximations] = None
-            order.update(dict.fromkeys(body))
-            if shape[1] and context.baseline is not None:
-                order.update(dict.fromkeys(reductions))
+    # Each shape of result row where it first appears over the rows (valid point by valid
+    # point, transport by transport).
+    first_row: dict[tuple[bool, bool], int] = {}
+    transports = context.transports
+    for position, transport in enumerate(transports):
+        for flag in (False, True):
+            points = np.flatnonzero(flagged[transport] == flag)
+            if points.size:
+                shape = (flag, transport is not context.baseline)
+                row = int(points[0]) * len(transports) + position
+                first_row[shape] = min(first_row.get(shape, row), row)
+    for shape in sorted(first_row, key=first_row.__getitem__):
+        order.update(dict.fromkeys(_RESULT_HEAD))
+        if shape[0]:
+            order[approximations] = None
+        order.update(dict.fromkeys(body))
+        if shape[1] and context.baseline is not None:
+            order.update(dict.fromkeys(reductions))
     return list(order)
 
 
@@ -236,12 +239,25 @@ class _NumberColumns:
 
 class _TextColumns:
     def __init__(self, columns: dict[str, Any], count: int, rows: np.ndarray) -> None:
-        self.columns, self.count, self.rows = columns, count, rows.tolist()
+        self.columns, self.count, self.rows = columns, count, rows
 
-    def put(self, name: str, values: Sequence[str | None]) -> None:
-        column = self.columns.setdefault(name, [None] * self.count)
-        for row, value in zip(self.rows, values, strict=True):
-            column[row] = value
+    def put(self, name: str, values: Sequence[str | None] | str) -> None:
+        """Set the rows' values (one each, or the same text for all)."""
+        column = self.columns.get(name)
+        if column is None:
+            column = self.columns[name] = np.full(self.count, None, dtype=object)
+        if isinstance(values, str):
+            column[self.rows] = values
+            return
+        if len(values) != len(self.rows):
+            raise ValueError(f"{name}: {len(values)} values for {len(self.rows)} rows")
+        column[self.rows] = np.fromiter(values, dtype=object, count=len(values))
+
+
+@functools.lru_cache(maxsize=256)
+def _flags_text(approximations: tuple[str, ...]) -> str:
+    """A result's approximations column: the flags as a JSON list."""
+    return json.dumps(list(approximations))
 
 
 _AXIS = {

@@ -14,7 +14,6 @@ taken for the one it replaces.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from collections.abc import Callable
@@ -100,13 +99,21 @@ def resolve(
     digest = hashlib.sha256(json.dumps(head, sort_keys=True).encode())
     points = expand(sweep.file)
     validated = Points(sweep.base_raw)
-    hashes = np.empty(len(points), dtype=f"S{HASH_DIGITS}")
+    found: list[bytes] = []
+    seen = visit
+    if keep is not None:
+
+        def seen(scenario: Scenario) -> None:
+            keep[len(found)] = scenario
+            if visit is not None:
+                visit(scenario)
+
     for first in range(0, len(points), _TOLD_EVERY):
         for index in range(first, min(first + _TOLD_EVERY, len(points))):
-            seen = visit if keep is None else functools.partial(_kept, keep, index, visit)
-            hashes[index] = point_hash(sweep.base_raw, points[index], seen, validated)
+            found.append(point_hash(sweep.base_raw, points[index], seen, validated))
         if advance is not None:
             advance(min(_TOLD_EVERY, len(points) - first))
+    hashes = np.array(found, dtype=f"S{HASH_DIGITS}")
     digest.update(hashes.tobytes())
     return Resolved(hashes, digest.hexdigest())
 
@@ -114,17 +121,6 @@ def resolve(
 _TOLD_EVERY = 100
 """Points resolved between two calls of ``advance`` (a progress bar's update costs as much
 as resolving a point)."""
-
-
-def _kept(
-    keep: dict[int, Scenario],
-    point: int,
-    visit: Callable[[Scenario], None] | None,
-    scenario: Scenario,
-) -> None:
-    keep[point] = scenario
-    if visit is not None:
-        visit(scenario)
 
 
 def part_metadata(

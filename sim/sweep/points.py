@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import re
+from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from models.assignments import set_path
+from models.assignments import MAX_PATH_CHARS, set_path
 from models.errors import ScenarioError
 from models.loading import validate
 from models.scenario import Scenario
@@ -58,6 +60,8 @@ class Points:
         self.base: Scenario | None = None
         self._hash: HashAgainstBase | None = None
         self._sections: dict[tuple[str, ...], Any] = {}
+        self._field_names = frozenset(Scenario.model_fields)
+        self._rules = _rules_across_sections()
         try:
             self.base = validate(base_raw)
         except (ScenarioError, ValidationError):
@@ -66,7 +70,7 @@ class Points:
 
     def scenario(self, assignments: dict[str, Any], seed: int | None = None) -> Scenario:
         """The validated scenario of one point (with ``seed`` as its root seed, if given)."""
-        changes = {**assignments, **({"seed": seed} if seed is not None else {})}
+        changes = assignments if seed is None else {**assignments, "seed": seed}
         if self.base is None:
             return validate(point_table(self.base_raw, changes))
         try:
@@ -85,27 +89,88 @@ class Points:
         touched: dict[str, dict[str, Any]] = {}
         for path, value in changes.items():
             touched.setdefault(str(_keys(path)[0]), {})[path] = value
-        data: dict[str, Any] = dict(self.base.__dict__)
-        for name, own in touched.items():
-            data[name] = self._section(name, own)
-        return Scenario.model_validate(data)
+        sections = {name: self._section(name, own) for name, own in touched.items()}
+        rules = self._rules
+        if rules is None:
+            return Scenario.model_validate({**self.base.__dict__, **sections})
+        # What the scenario's validation does with a table of validated sections, each of
+        # which it takes as it is, without its pass over every field.
+        scenario: Any = Scenario.__new__(Scenario)
+        _set(scenario, "__dict__", {**self.base.__dict__, **sections})
+        _set(scenario, "__pydantic_fields_set__", set(self._field_names))
+        _set(scenario, "__pydantic_extra__", None)
+        _set(scenario, "__pydantic_private__", None)
+        for rule in rules:
+            scenario = rule(scenario)
+        return scenario
 
     def _section(self, name: str, changes: dict[str, Any]) -> Any:
         """Section ``name`` of the base with ``changes`` set, validated once per distinct
         set of changes (a top-level field alone, such as the seed, by its own rules)."""
-        key = (name, *(f"{path}={value!r}" for path, value in changes.items()))
+        key = (name, *map(_ASSIGNED.format, changes, changes.values()))
         found = self._sections.get(key)
         if found is None:
-            table = point_table({name: self.base_raw[name]}, changes)
-            found = _field_adapter(name).validate_python(table[name])
+            found = _field_adapter(name).validate_python(self._section_table(name, changes))
             if len(self._sections) >= _DISTINCT_SECTIONS:
                 self._sections.clear()
             self._sections[key] = found
         return found
 
+    def _section_table(self, name: str, changes: dict[str, Any]) -> Any:
+        """Section ``name``'s table with ``changes`` set (``point_table``'s, without copying
+        the scenario's table when each change sets one of the section's own keys)."""
+        own = self.base_raw.get(name)
+        keys = _own_keys(tuple(changes))
+        if isinstance(own, dict) and keys is not None:
+            return {**own, **dict(zip(keys, changes.values(), strict=True))}
+        return point_table({name: self.base_raw[name]}, changes)[name]
+
+
+@functools.lru_cache(maxsize=1024)
+def _own_keys(paths: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The section's keys that ``paths`` name, if each is a key of a section
+    (``inference.decode_tps``) that ``set_path`` takes as it is, else None."""
+    keys = [_keys(path) for path in paths]
+    if all(
+        len(k) == 2 and isinstance(k[1], str) and len(p) <= MAX_PATH_CHARS
+        for k, p in zip(keys, paths, strict=True)
+    ):
+        return tuple(str(k[1]) for k in keys)
+    return None
+
+
+_ASSIGNED = "{}={!r}"
+"""An assignment as a key of the validated sections: its path and its value's repr (which
+tells 1, 1.0 and True apart, and 0.0 from -0.0)."""
 
 _DISTINCT_SECTIONS = 4096
 """Validated sections a ``Points`` keeps (then it starts again): a sweep's axis values."""
+
+
+_set = object.__setattr__
+
+
+@functools.cache
+def _rules_across_sections() -> list[Callable[[Scenario], Scenario]] | None:
+    """The scenario's "after" validators, when they and the validation of each (already
+    validated) section are all its validation does, else None."""
+    decorators = Scenario.__pydantic_decorators__
+    validators = list(decorators.model_validators.values())
+    plain = (
+        not decorators.field_validators
+        and not decorators.validators
+        and not decorators.root_validators
+        and Scenario.model_post_init is BaseModel.model_post_init
+        and not Scenario.__private_attributes__
+        and Scenario.model_config.get("extra") != "allow"
+        and all(v.info.mode == "after" and _takes_model_alone(v.func) for v in validators)
+    )
+    return [v.func for v in validators] if plain else None
+
+
+def _takes_model_alone(rule: Callable[..., Any]) -> bool:
+    """A validator of the model alone, without pydantic's ``info``."""
+    return len(inspect.signature(rule).parameters) == 1
 
 
 @functools.cache

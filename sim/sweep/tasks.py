@@ -108,7 +108,13 @@ def _analytic(context: Context, tasks: list[Task], known: dict[int, Scenario]) -
     A point whose baseline has nothing to reduce (a zero mean) fails as its row's
     reduction would.
     """
-    points = Points(context.base_raw)
+    made: list[Points] = []
+
+    def points() -> Points:  # made when a point was not resolved before
+        if not made:
+            made.append(Points(context.base_raw))
+        return made[0]
+
     passed: set[int] = set()
     scenarios: list[Scenario | Exception] = []
     for task in tasks:
@@ -116,7 +122,8 @@ def _analytic(context: Context, tasks: list[Task], known: dict[int, Scenario]) -
             resolved = known.pop(task.point, None)
             if resolved is not None and resolved.seed != task.seed:
                 resolved = None
-            scenarios.append(analytic_scenario(context, task, points, passed, resolved))
+            own = points() if resolved is None else None
+            scenarios.append(analytic_scenario(context, task, own, passed, resolved))
         except Exception as error:
             scenarios.append(error)
     valid = [index for index, s in enumerate(scenarios) if isinstance(s, Scenario)]
@@ -139,7 +146,7 @@ def _analytic(context: Context, tasks: list[Task], known: dict[int, Scenario]) -
         expectations = {t: e.take(keep) for t, e in expectations.items()}
         valid = [valid[row] for row in keep.tolist()]
     hashes = [
-        points.hash(s) if task.scenario_hash is None else task.scenario_hash
+        points().hash(s) if task.scenario_hash is None else task.scenario_hash
         for task, s in zip(tasks, scenarios, strict=True)
         if isinstance(s, Scenario)
     ]
@@ -197,10 +204,16 @@ def memory_batches(scenarios: list[Scenario]) -> list[list[int]]:
     bits in any batch, so splitting changes nothing but the peak memory.
     """
     budget = MEMORY.limit()
+    lengths = [longest_rollout_turns(scenario) for scenario in scenarios]
+    if lengths and min(lengths) == max(lengths):
+        size = _most_points(len(lengths), lengths[0], budget)
+        return [
+            list(range(first, min(first + size, len(lengths))))
+            for first in range(0, len(lengths), size)
+        ]
     batches: list[list[int]] = []
     longest = 0
-    for index, scenario in enumerate(scenarios):
-        own = longest_rollout_turns(scenario)
+    for index, own in enumerate(lengths):
         turns = max(longest, own)
         if batches and analytic_batch_bytes(len(batches[-1]) + 1, turns) <= budget:
             batches[-1].append(index)
@@ -209,3 +222,17 @@ def memory_batches(scenarios: list[Scenario]) -> list[list[int]]:
             batches.append([index])
             longest = own
     return batches
+
+
+def _most_points(points: int, turns: int, budget: float) -> int:
+    """The most points of ``turns`` turns (at most ``points``, at least one) that one batch
+    holds within ``budget``, as adding points one by one finds them: bisected, the bytes
+    growing with the points."""
+    low, high = 1, points
+    while low < high:
+        middle = (low + high + 1) // 2
+        if analytic_batch_bytes(middle, turns) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return low
