@@ -199,18 +199,24 @@ def column_form(scenarios: Sequence[Scenario]) -> Any:
 
 
 def take_points(columns: Any, rows: np.ndarray) -> Any:
-    """The column form of the points ``rows`` only."""
+    """The column form of the points ``rows`` only (a run of consecutive points, as a block
+    of a sweep is, takes each number column as a view)."""
+    run = rows.size > 0 and np.array_equal(rows, np.arange(rows[0], rows[0] + rows.size))
+    return _take(columns, rows, slice(int(rows[0]), int(rows[0]) + rows.size) if run else rows)
+
+
+def _take(columns: Any, rows: np.ndarray, numbers: np.ndarray | slice) -> Any:
     values: dict[str, Any] = {}
     for field in dataclasses.fields(columns):
         value = getattr(columns, field.name)
         if field.name == "points":
             values[field.name] = int(rows.size)
         elif isinstance(value, np.ndarray):
-            values[field.name] = value[rows]
+            values[field.name] = value[numbers]
         elif isinstance(value, ObjectColumn):
             values[field.name] = value.take(rows)
         else:
-            values[field.name] = take_points(value, rows)
+            values[field.name] = _take(value, rows, numbers)
     return type(columns)(**values)
 
 

@@ -237,11 +237,12 @@ def _quantities(costs: TurnCosts, work: Work, cached: np.ndarray, out: np.ndarra
     columns = [costs.stage_s[stage] for stage in STAGES]
     columns += [costs.ttft_s, costs.api_cpu_s, costs.safety_cpu_s]
     columns += [cached, work.prompt_tokens_uncached]
-    alike = np.empty(out.shape[1:])
+    _, probes, quantities = out.shape
+    alike = np.empty((probes, quantities))
     varying = []
     for index, values in enumerate(columns):
         if np.ndim(values) < 2 or values.shape[0] == 1:
-            alike[:, index] = np.broadcast_to(values, (1, alike.shape[0]))[0]
+            alike[:, index] = np.broadcast_to(values, (1, probes))[0]
         else:
             varying.append((index, values))
     out[...] = alike
