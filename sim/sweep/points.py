@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
-from pydantic_core import SchemaValidator
 
 from models.assignments import MAX_PATH_CHARS, set_path
 from models.errors import ScenarioError
@@ -87,14 +86,10 @@ class Points:
         """The point from its validated sections: the scenario's validation takes a section
         that is already a model as it is, and checks the rules across sections."""
         assert self.base is not None
-        touched = _sections_touched(tuple(changes))
-        if len(touched) == 1:
-            sections = {touched[0][0]: self._section(touched[0][0], changes)}
-        else:
-            sections = {
-                name: self._section(name, {path: changes[path] for path in paths})
-                for name, paths in touched
-            }
+        touched: dict[str, dict[str, Any]] = {}
+        for path, value in changes.items():
+            touched.setdefault(str(_keys(path)[0]), {})[path] = value
+        sections = {name: self._section(name, own) for name, own in touched.items()}
         rules = self._rules
         if rules is None:
             return Scenario.model_validate({**self.base.__dict__, **sections})
@@ -115,7 +110,7 @@ class Points:
         key = (name, *map(_ASSIGNED.format, changes, changes.values()))
         found = self._sections.get(key)
         if found is None:
-            found = _field_validator(name)(self._section_table(name, changes))
+            found = _field_adapter(name).validate_python(self._section_table(name, changes))
             if len(self._sections) >= _DISTINCT_SECTIONS:
                 self._sections.clear()
             self._sections[key] = found
@@ -129,15 +124,6 @@ class Points:
         if isinstance(own, dict) and keys is not None:
             return {**own, **dict(zip(keys, changes.values(), strict=True))}
         return point_table({name: self.base_raw[name]}, changes)[name]
-
-
-@functools.lru_cache(maxsize=1024)
-def _sections_touched(paths: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """The sections ``paths`` set, each with its own paths, in order of first appearance."""
-    touched: dict[str, list[str]] = {}
-    for path in paths:
-        touched.setdefault(str(_keys(path)[0]), []).append(path)
-    return tuple((name, tuple(own)) for name, own in touched.items())
 
 
 @functools.lru_cache(maxsize=1024)
@@ -188,17 +174,11 @@ def _takes_model_alone(rule: Callable[..., Any]) -> bool:
 
 
 @functools.cache
-def _field_validator(name: str) -> Callable[[Any], Any]:
-    """Validates one field of ``Scenario`` as the scenario's own validation does (the
-    adapter's core validator with its default options, which is all its
-    ``validate_python`` passes on)."""
+def _field_adapter(name: str) -> TypeAdapter[Any]:
+    """Validates one field of ``Scenario`` as the scenario's own validation does."""
     field = Scenario.model_fields[name]
     annotated: Any = Annotated[field.annotation, field]
-    adapter = TypeAdapter(annotated)
-    validator = adapter.validator
-    if isinstance(validator, SchemaValidator):
-        return validator.validate_python
-    return adapter.validate_python
+    return TypeAdapter(annotated)
 
 
 @functools.lru_cache(maxsize=1024)
