@@ -34,8 +34,7 @@ class HashAgainstBase:
     """``scenario_hash`` of scenarios that share most sections with one ``base``: a section
     that is the base's own object, or one already seen, is not serialized again, and of a
     section that differs from the base's in a few fields only those fields are (a sweep's
-    points); the text up to the first section that differs is hashed once, and the text
-    after the last one encoded once."""
+    points); the text up to the first section that differs is hashed once."""
 
     def __init__(self, base: Scenario) -> None:
         dumped = base.model_dump(mode="json", by_alias=True)
@@ -67,10 +66,6 @@ class HashAgainstBase:
             hashlib.sha256(("{" + "".join(f"{t}," for t in self._text[:n])).encode())
             for n in range(len(self._order))
         ]
-        self._after = [
-            ("".join(f",{t}" for t in self._text[n + 1 :]) + "}").encode()
-            for n in range(len(self._order))
-        ]
         self._whole = _digest("{" + ",".join(self._text) + "}")
 
     def __call__(self, scenario: Scenario) -> str:
@@ -79,9 +74,8 @@ class HashAgainstBase:
         if True not in differs:
             return self._whole
         first = differs.index(True)
-        last = len(differs) - 1 - differs[::-1].index(True)
-        texts = self._text[first : last + 1]
-        for position in itertools.compress(range(first, last + 1), differs[first : last + 1]):
+        texts = self._text[first:]
+        for position in itertools.compress(range(first, len(differs)), differs[first:]):
             section = sections[position]
             known = self._seen.get((position, id(section)))
             if known is None or known[0] is not section:
@@ -91,8 +85,7 @@ class HashAgainstBase:
                 known = self._seen[position, id(section)] = (section, text)
             texts[position - first] = known[1]
         digest = self._before[first].copy()
-        digest.update(",".join(texts).encode())
-        digest.update(self._after[last])
+        digest.update((",".join(texts) + "}").encode())
         return digest.hexdigest()[:HASH_DIGITS]
 
     def _section_text(self, scenario: Scenario, position: int) -> str:
@@ -121,13 +114,6 @@ class _SectionItems:
         order = sorted(dumped)
         self._items = [f"{_canonical(key)}:{_canonical(dumped[key])}" for key in order]
         self._where = {name: order.index(key) for name, key in keys.items() if key in dumped}
-        self._around = {
-            name: (
-                "{" + "".join(f"{item}," for item in self._items[:where]),
-                "".join(f",{item}" for item in self._items[where + 1 :]) + "}",
-            )
-            for name, where in self._where.items()
-        }
         self._keys = keys
         self._labels = {name: f"{_canonical(key)}:" for name, key in keys.items()}
         self._dump = self._type.__pydantic_serializer__.to_python
@@ -148,16 +134,11 @@ class _SectionItems:
             self._all_written or self._where.keys() >= set(changed)
         ):
             return None
-        if not changed:
-            return "{" + ",".join(self._items) + "}"
-        dumped = self._dump(section, mode="json", by_alias=True)
-        if len(changed) == 1:
-            name = changed[0]
-            before, after = self._around[name]
-            return before + self._labels[name] + _canonical(dumped[self._keys[name]]) + after
         items = list(self._items)
-        for name in changed:
-            items[self._where[name]] = self._labels[name] + _canonical(dumped[self._keys[name]])
+        if changed:
+            dumped = self._dump(section, mode="json", by_alias=True)
+            for name in changed:
+                items[self._where[name]] = self._labels[name] + _canonical(dumped[self._keys[name]])
         return "{" + ",".join(items) + "}"
 
 
