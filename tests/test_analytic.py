@@ -21,7 +21,8 @@ import pytest
 from support import CORE_PRESETS, scenario
 
 from models.stages import STAGE_COLUMN, STAGES, Stage
-from sim.analytic.agent.engine import Approximation, Expectation, expect
+from sim.analytic.agent.engine import Expectation, expect
+from sim.analytic.agent.expectations import Approximation
 from sim.des.runners import simulate
 from sim.turn.records import RolloutRecords
 from sim.turn.transports import Transport

@@ -23,7 +23,8 @@ from models.scenario import Scenario
 from sim.analysis.run import Engine, Spec, execute
 from sim.analysis.summary import compare, summarize
 from sim.analytic.agent import engine as analytic
-from sim.analytic.agent.engine import Approximation, Expectation, expect, expect_many
+from sim.analytic.agent.engine import Expectation, expect, expect_many
+from sim.analytic.agent.expectations import Approximation
 from sim.sweep import tasks as sweep_tasks
 from sim.sweep.points import point_scenario
 from sim.sweep.rows import flatten

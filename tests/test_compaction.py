@@ -11,7 +11,8 @@ from models.distributions import Constant, LogNormal
 from models.stages import STAGE_COLUMN, Stage
 from sim.analytic.agent.capped import capped
 from sim.analytic.agent.context_grid import context_law
-from sim.analytic.agent.engine import Approximation, expect, expect_many
+from sim.analytic.agent.engine import expect, expect_many
+from sim.analytic.agent.expectations import Approximation
 from sim.des.draws import draw_turns
 from sim.des.runners import simulate
 from sim.report.chrome_trace import trace_events

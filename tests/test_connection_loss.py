@@ -30,7 +30,8 @@ from models.scenario import Scenario
 from sim.analysis.stats import mean_ci95
 from sim.analytic.agent import connection_loss
 from sim.analytic.agent import engine as analytic
-from sim.analytic.agent.engine import Approximation, expect
+from sim.analytic.agent.engine import expect
+from sim.analytic.agent.expectations import Approximation
 from sim.des.runners import simulate
 from sim.turn.transports import Transport
 

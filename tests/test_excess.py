@@ -23,8 +23,9 @@ from models.costs import parallel_margin_s
 from models.stages import STAGE_COLUMN, Stage
 from sim.analysis.stats import mean_ci95
 from sim.analytic.agent.columns import column_form
-from sim.analytic.agent.engine import Approximation, expect
+from sim.analytic.agent.engine import expect
 from sim.analytic.agent.excess import expected_excess, margin_coefficients
+from sim.analytic.agent.expectations import Approximation
 from sim.analytic.agent.expected_draws import expected_draws
 from sim.analytic.agent.layout import probe_turns, turn_count
 from sim.des.runners import simulate

@@ -22,7 +22,8 @@ import sim.analysis.load_curve
 import sim.cli.running
 import sim.report.chrome_trace
 from models.errors import ScenarioError
-from sim.analysis.estimates import fleet_need, single_agent_need
+from sim.analysis.estimates import single_agent_need
+from sim.analysis.fleet_need import fleet_need
 from sim.cli.output import json_text
 from sim.dashboard.sweeps import inside_root
 from sim.des.runners import simulate, simulate_fleet

@@ -9,7 +9,8 @@ from support import scenario
 
 from models.distributions import Empirical, Exponential
 from models.stages import STAGE_COLUMN, Stage
-from sim.analytic.agent.engine import Approximation, expect
+from sim.analytic.agent.engine import expect
+from sim.analytic.agent.expectations import Approximation
 from sim.analytic.agent.parallel_tools import expected_maximum, turn_tool_time
 from sim.des.draws import draw_turns
 from sim.des.runners import simulate

@@ -11,8 +11,9 @@ from support import scenario
 
 from models.loading import ScenarioError
 from models.stages import STAGE_COLUMN, Stage
-from sim.analysis.estimates import TURNS_PER_REFUSAL, fleet_need
+from sim.analysis.estimates import TURNS_PER_REFUSAL
 from sim.analysis.fleet_analytic import analytic_points
+from sim.analysis.fleet_need import fleet_need
 from sim.analysis.fleet_summary import fleet_result
 from sim.dashboard.load import rate_limit_notes
 from sim.des.rate_limit import RateLimiter

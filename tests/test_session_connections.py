@@ -21,7 +21,8 @@ from support import scenario
 
 from models.scenario import Scenario
 from sim.analysis.stats import mean_ci95
-from sim.analytic.agent.engine import Approximation, expect
+from sim.analytic.agent.engine import expect
+from sim.analytic.agent.expectations import Approximation
 from sim.des.runners import simulate, simulate_fleet
 from sim.des.streams import BLOCK_ROLLOUTS
 from sim.turn.transports import Transport

@@ -20,7 +20,7 @@ import numpy as np
 from models.scenario import Scenario
 from models.scenario_hash import scenario_hash
 from models.stages import POOLS, STAGE_COLUMN, Pool, Stage
-from sim.analysis.estimates import check_fleet
+from sim.analysis.fleet_need import check_fleet
 from sim.analysis.fleet_results import FleetHead, FleetStats, LoadPoint, MeanCi, RateLimited
 from sim.analysis.metrics import Metric
 from sim.analysis.results import Estimate, FleetResult, Latency, RunResult, UnmeasuredPoint

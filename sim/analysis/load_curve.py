@@ -8,8 +8,8 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 
 from models.scenario import Scenario
-from sim.analysis.estimates import check_fleet
 from sim.analysis.fleet_analytic import analytic_points
+from sim.analysis.fleet_need import check_fleet
 from sim.analysis.fleet_summary import fleet_result, load_point, run_fleet
 from sim.analysis.load_points import load_scenarios
 from sim.analysis.results import FleetResult

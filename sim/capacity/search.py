@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 from models.errors import ScenarioError
 from models.scenario import Scenario
-from sim.analysis.estimates import check_fleet, check_rollout_length
+from sim.analysis.estimates import check_rollout_length
+from sim.analysis.fleet_need import check_fleet
 from sim.analysis.fleet_summary import run_fleet
 from sim.capacity.estimate import SloEstimate
 from sim.capacity.objectives import (

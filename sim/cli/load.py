@@ -14,7 +14,7 @@ from rich.table import Table
 
 from models.scenario import Scenario
 from models.stages import POOLS, Stage
-from sim.analysis.estimates import fleet_need
+from sim.analysis.fleet_need import fleet_need
 from sim.analysis.fleet_summary import load_point
 from sim.analysis.load_curve import load_curve
 from sim.analysis.load_points import load_scenarios, parse_points

@@ -12,7 +12,8 @@ from models.errors import ScenarioError
 from models.limits import SWEEP_TURNS
 from models.loading import validate
 from models.scenario import Scenario
-from sim.analysis.estimates import DES_TURNS_PER_S, fleet_need, single_agent_need
+from sim.analysis.estimates import DES_TURNS_PER_S, single_agent_need
+from sim.analysis.fleet_need import fleet_need
 from sim.sweep.sweepfile import Sweep
 
 HOURS = 3600.0

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from models.loading import with_changes
 from models.scenario import Scenario
-from sim.analysis.estimates import Need, check, check_fleet, check_run, show_bytes
+from sim.analysis.estimates import Need, check, check_run, show_bytes
+from sim.analysis.fleet_need import check_fleet
 from sim.turn.transports import Transport
 
 AGENT_BYTES = 2**20

@@ -29,7 +29,7 @@ from sim.analytic.agent.columns import column_form, take_points
 from sim.analytic.agent.compacting import compacting_sums
 from sim.analytic.agent.connection_loss import ColdTurns, keep_alive, websocket
 from sim.analytic.agent.excess import Excess, parallel_excess
-from sim.analytic.agent.expectations import Approximation, Expectation, Expectations, stitch
+from sim.analytic.agent.expectations import Expectation, Expectations, stitch
 from sim.analytic.agent.expected_draws import expected_draws
 from sim.analytic.agent.layout import (
     FIRST,
@@ -41,18 +41,18 @@ from sim.analytic.agent.layout import (
     per_turn,
     probe_turns,
     rollout_sum,
-    total,
     turn_count,
 )
 from sim.analytic.agent.prefix_survival import single_agent_missing
+from sim.analytic.agent.rollout_results import (
+    approximation_flags,
+    expectations_of,
+    later_excess,
+    later_excess_per_turn,
+)
 from sim.analytic.agent.tool_overlap import expected_hidden_post_s
 from sim.analytic.agent.turn_table import (
-    API_CPU,
-    CACHED,
     QUANTITIES,
-    SAFETY_CPU,
-    TTFT,
-    UNCACHED,
     TurnParts,
     TurnTable,
     with_missing,
@@ -142,8 +142,8 @@ def _expect_compacting(columns: Any, transport: Transport) -> TurnParts:
     compacted = compacting_sums(columns, transport)
     no = np.zeros(columns.points, dtype=bool)
     residency = columns.kv_cache.residency[:, 0] > 0
-    flags = _approximations(transport, compacted.cold, no, draws.parallel, ~no, residency)
-    expectations = _expectations(compacted.sums, compacted.count, compacted.cold, flags)
+    flags = approximation_flags(transport, compacted.cold, no, draws.parallel, ~no, residency)
+    expectations = expectations_of(compacted.sums, compacted.count, compacted.cold, flags)
     return TurnParts(
         expectations,
         lambda: compacted.per_turn,
@@ -174,15 +174,15 @@ def _expect_uncompacted(columns: Any, transport: Transport) -> TurnParts:
     cold = _cold_turns(columns, draws, count, transport, quantities, excess)
     # The turn weights are summed once when no point's differ (over HTTP in a sweep of rates).
     weights = fields_held_once(count), held_once(cold.probability)
-    sums = rollout_sum(quantities, *weights) + _later_excess(count, cold, excess)
+    sums = rollout_sum(quantities, *weights) + later_excess(count, cold, excess)
     no = np.zeros(columns.points, dtype=bool)
     residency = columns.kv_cache.residency[:, 0] > 0
-    approximations = _approximations(
+    approximations = approximation_flags(
         transport, cold, excess.approximate, draws.parallel, no, residency
     )
 
     def turns() -> np.ndarray:
-        return per_turn(quantities, count, cold.probability) + _later_excess_per_turn(cold, excess)
+        return per_turn(quantities, count, cold.probability) + later_excess_per_turn(cold, excess)
 
     def tokens() -> tuple[np.ndarray, np.ndarray]:
         laid = expected_turns(columns, draws, count.index, count.last)
@@ -193,38 +193,12 @@ def _expect_uncompacted(columns: Any, transport: Transport) -> TurnParts:
         )
 
     return TurnParts(
-        _expectations(sums, count, cold, approximations),
+        expectations_of(sums, count, cold, approximations),
         turns,
         count,
         cold.probability,
         tokens,
     )
-
-
-def _expectations(
-    sums: np.ndarray,
-    count: TurnCount,
-    cold: ColdTurns,
-    approximations: tuple[tuple[str, ...], ...],
-) -> Expectations:
-    """The results of per-rollout sums (points, QUANTITIES), either path's."""
-    return Expectations(
-        stage_s=sums[:, : len(STAGES)],
-        turns=count.turns,
-        cold_turns=_cold_turn_count(count, cold),
-        ttft_sum_s=sums[:, TTFT],
-        api_cpu_s=sums[:, API_CPU],
-        safety_cpu_s=sums[:, SAFETY_CPU],
-        cached_prompt_tokens=sums[:, CACHED],
-        uncached_prompt_tokens=sums[:, UNCACHED],
-        approximations=approximations,
-    )
-
-
-def _cold_turn_count(count: TurnCount, cold: ColdTurns) -> np.ndarray:
-    """Expected connections per rollout: turn 0's, plus every later turn's it reaches."""
-    later = np.where(count.index >= 1, count.reach * cold.probability, 0.0)
-    return cold.probability[:, 0] + total(later)
 
 
 def _quantities(costs: TurnCosts, work: Work, cached: np.ndarray, out: np.ndarray) -> None:
@@ -272,58 +246,3 @@ def _cold_turns(
         affine = np.where(k == 0, first[:, None], level + slope * np.maximum(k - 1, 0))
         parts.append(affine + later)
     return websocket(columns, draws, count, parts[0], parts[1])
-
-
-def _later_excess(count: TurnCount, cold: ColdTurns, excess: Excess) -> np.ndarray:
-    """The expected excess of turns k >= 1 in the safety stage and in TTFT, per point."""
-    out = np.zeros((count.reach.shape[0], QUANTITIES))
-    if not excess.approximate.any():
-        return out  # no later turn has an excess: every term is +0.0
-    shares = (cold.probability, 1.0 - cold.probability)
-    added = sum(
-        total(count.reach * share * later)
-        for share, later in zip(shares, excess.later, strict=True)
-    )
-    out[:, STAGE_COLUMN[Stage.SAFETY]] = added
-    out[:, TTFT] = added
-    return out
-
-
-def _later_excess_per_turn(cold: ColdTurns, excess: Excess) -> np.ndarray:
-    """The expected excess of each turn k >= 1 given it is reached, in the safety stage and
-    in TTFT, shape (points, turns, QUANTITIES)."""
-    shares = (cold.probability, 1.0 - cold.probability)
-    added = sum(share * later for share, later in zip(shares, excess.later, strict=True))
-    out = np.zeros((*cold.probability.shape, QUANTITIES))
-    out[..., STAGE_COLUMN[Stage.SAFETY]] = added
-    out[..., TTFT] = added
-    return out
-
-
-def _approximations(
-    transport: Transport,
-    cold: ColdTurns,
-    excess: np.ndarray,
-    parallel: np.ndarray,
-    compaction: np.ndarray,
-    resident: np.ndarray,
-) -> tuple[tuple[str, ...], ...]:
-    flags = (
-        (Approximation.CONNECTION_LOSS, cold.from_durations & transport.is_websocket),
-        (Approximation.ROTATION_GRID, cold.on_grid),
-        (Approximation.SESSION_CONNECTION, cold.session & transport.is_websocket),
-        (Approximation.PARALLEL_EXCESS, excess),
-        (Approximation.PREFIX_RESIDENCY, resident),
-        (Approximation.PARALLEL_TOOLS, parallel),
-        (Approximation.COMPACTION, compaction),
-    )
-    # One tuple per combination of flags that occurs, shared by the points that have it.
-    zero = np.zeros((), dtype=int)
-    code = sum((mask.astype(int) << bit for bit, (_, mask) in enumerate(flags)), zero).tolist()
-    names = {
-        combination: tuple(
-            str(name) for bit, (name, _) in enumerate(flags) if combination >> bit & 1
-        )
-        for combination in set(code)
-    }
-    return tuple(map(names.__getitem__, code))
