@@ -71,19 +71,17 @@ def test_zero_and_negative_zero_are_hashed_apart() -> None:
     assert points.hash(positive) != points.hash(negative)
 
 
-def greedy_batches(lengths: list[int], budget: float) -> list[list[int]]:
-    """Points added one by one while the batch, padded to its longest rollout, fits."""
-    batches: list[list[int]] = []
-    longest = 0
-    for index, own in enumerate(lengths):
-        turns = max(longest, own)
-        if batches and analytic_batch_bytes(len(batches[-1]) + 1, turns) <= budget:
-            batches[-1].append(index)
-            longest = turns
-        else:
-            batches.append([index])
-            longest = own
-    return batches
+def assert_filled_in_order(batches: list[list[int]], lengths: list[int], budget: float) -> None:
+    """Adding points one by one while the batch, padded to its longest rollout, fits: the
+    batches take every point in order, each fits (or holds one point), and none could
+    have taken the next point (the memory grows with the points and the longest)."""
+    assert [index for batch in batches for index in batch] == list(range(len(lengths)))
+    for batch, following in zip(batches, [*batches[1:], None], strict=True):
+        longest = max(lengths[i] for i in batch)
+        assert len(batch) == 1 or analytic_batch_bytes(len(batch), longest) <= budget
+        if following is not None:
+            grown = max(longest, lengths[following[0]])
+            assert analytic_batch_bytes(len(batch) + 1, grown) > budget
 
 
 @pytest.mark.parametrize("memory_mb", ["1", "40", "64", "2048"])
@@ -99,4 +97,4 @@ def test_memory_batches_add_points_while_they_fit(
     by_calls = {n: points.scenario({"workload.tool_calls_per_rollout": n}) for n in set(calls)}
     scenarios = [by_calls[n] for n in calls]
     lengths = [longest_rollout_turns(s) for s in scenarios]
-    assert memory_batches(scenarios) == greedy_batches(lengths, MEMORY.limit())
+    assert_filled_in_order(memory_batches(scenarios), lengths, MEMORY.limit())
