@@ -155,7 +155,7 @@ def _expect_uncompacted(columns: Any, transport: Transport) -> TurnParts:
     shared: Any = SharedColumns(columns)  # read as the column form is
     probes = fields_held_once(probe_turns(columns, draws))
     work = turn_work(shared, transport, probes)
-    excess = parallel_excess(columns, draws, count, work)
+    excess = parallel_excess(columns, draws, count, work, shared)
     cached = cached_prompt_tokens(shared, probes)
     hidden_s = held_once(expected_hidden_post_s(columns, draws)) * (1.0 - PROBE_LAST)
     # Both variants' quantities, those every point holds alike once.
