@@ -89,14 +89,12 @@ def websocket(
     lifetime_s = c.ws_lifetime_s
     steps = np.count_nonzero(count.reach[:, 1:] > 0, axis=1)
     session = columns.connection.reuse_across_rollouts[:, 0] > 0
-    noise = noise_cumulants(
-        draws.output_tokens, draws.decode_tps, draws.tool_time_s, draws.constant_rates
-    )
+    noise = noise_cumulants(draws.output_tokens, draws.decode_tps, draws.tool_time_s)
     rotations = _rotation_bound(noise, steps, cold_s, warm_s, lifetime_s)
     on_grid = ~session & (rotations > ROTATION_BOUND)
     # Without drops nothing is lost between turns: exactly 1, not a quadrature's 1 - 1e-16.
     random_part = decode_laplace(
-        draws.output_tokens, draws.decode_tps, drops_per_s, draws.constant_rates
+        draws.output_tokens, draws.decode_tps, drops_per_s
     ) * draws.tool_time_s.map_with(_laplace, held_once(drops_per_s))
     random_part = np.where(drops_per_s > 0, random_part, 1.0)
     survive_cold = np.exp(-drops_per_s * cold_s) * random_part
