@@ -69,8 +69,12 @@ def keep_alive(columns: Any, draws: ExpectedDraws, count: TurnCount) -> ColdTurn
     think_expired = columns.load.think_time_s.map_with(
         lambda law, idle_s: law.survival(idle_s), idle_s
     )
-    first = np.where(columns.connection.reuse_across_rollouts > 0, think_expired, 1.0)
-    probability = np.where(count.index == 0, first, expired)
+    reuse = held_once(columns.connection.reuse_across_rollouts)
+    first = np.where(reuse > 0, held_once(think_expired), 1.0)
+    # Where nothing here varies over the points, one row read as every point's.
+    probability = np.broadcast_to(
+        np.where(count.index == 0, first, held_once(expired)), count.reach.shape
+    )
     no = np.zeros(columns.points, dtype=bool)
     return ColdTurns(probability, from_durations=no, on_grid=no, session=no)
 

@@ -73,6 +73,9 @@ def turn_count(calls: ObjectColumn[Any]) -> TurnCount:
     for row, (r, q) in enumerate(tables):
         reach[row, : r.size] = r
         last[row, : q.size] = q
+    if len(tables) == 1:  # every point's: one row, read as every point's (held once)
+        shape = (calls.points, longest)
+        return TurnCount(reach=np.broadcast_to(reach, shape), last=np.broadcast_to(last, shape))
     return TurnCount(reach=reach[calls.index], last=last[calls.index])
 
 
@@ -158,6 +161,8 @@ def total(values: np.ndarray) -> np.ndarray:
     """
     if values.shape[0] < 2:
         return np.cumsum(values, axis=1)[:, -1]
+    if values.strides[0] == 0:  # every point's row is one row: its sum, once
+        return np.repeat(total(values[:1]), values.shape[0])
     return np.add.reduce(np.asfortranarray(values), axis=1, initial=-0.0)
 
 
