@@ -146,8 +146,10 @@ def affine_scan(offset: np.ndarray, slope: np.ndarray) -> np.ndarray:
     slope = np.ascontiguousarray(np.moveaxis(slope, -1, 0))
     shift = 1
     while shift < offset.shape[0]:
-        offset[shift:] = offset[shift:] + slope[shift:] * offset[:-shift]
-        slope[shift:] = slope[shift:] * slope[:-shift]
+        # offset[shift:] + slope[shift:] * offset[:-shift], written over offset[shift:]
+        step = np.multiply(slope[shift:], offset[:-shift])
+        np.add(offset[shift:], step, out=offset[shift:])
+        np.multiply(slope[shift:], slope[:-shift], out=slope[shift:])  # overlap: buffered
         shift *= 2
     return np.moveaxis(offset + slope, 0, -1)
 
