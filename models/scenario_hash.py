@@ -12,7 +12,7 @@ import hashlib
 import itertools
 import json
 import operator
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
@@ -44,7 +44,6 @@ class HashAgainstBase:
             if name != "seed"
         }
         self._order = sorted(keys, key=keys.__getitem__)
-        self._positions = {name: position for position, name in enumerate(self._order)}
         self._sections = operator.itemgetter(*self._order)
         self._base = self._sections(base.__dict__)
         self._seen: dict[tuple[int, int], tuple[object, str]] = {}
@@ -89,38 +88,6 @@ class HashAgainstBase:
         digest.update((",".join(texts) + "}").encode())
         return digest.hexdigest()[:HASH_DIGITS]
 
-    def around(self, names: Collection[str]) -> tuple[Any, tuple[str, ...]] | None:
-        """For scenarios that differ from the base in the sections ``names`` alone, each
-        written by ``section_text``: the digest of the text before the first of them (in
-        key order) and the text after each, up to the next; None if one is not hashed."""
-        if not names or not set(names) <= self._positions.keys():
-            return None
-        positions = sorted(self._positions[name] for name in names)
-        ends = [*positions[1:], len(self._order)]
-        after = [
-            "".join(f",{text}" for text in self._text[position + 1 : end])
-            + ("," if end < len(self._order) else "}")
-            for position, end in zip(positions, ends, strict=True)
-        ]
-        return self._before[positions[0]], tuple(after)
-
-    def in_key_order(self, names: Collection[str]) -> list[str]:
-        """``names`` of hashed sections in the order their texts are hashed."""
-        return sorted(names, key=self._positions.__getitem__)
-
-    def section_text(self, name: str, section: object) -> str | None:
-        """Section ``name``'s key and canonical JSON as the hash writes them, for a section of
-        the base's own type whose fields each dump by themselves (else None)."""
-        position = self._positions.get(name)
-        items = None if position is None else self._items[position]
-        if items is None or type(section) is not items.type:
-            return None
-        assert position is not None
-        text = items.text(section)
-        if text is None:
-            text = _canonical(items.dump(section, mode="json", by_alias=True))
-        return self._label[position] + text
-
     def _section_text(self, scenario: Scenario, position: int) -> str:
         """Canonical JSON of the ``position``-th section (in key order) of ``scenario``."""
         name = self._order[position]
@@ -139,17 +106,17 @@ class _SectionItems:
     replacing the items of the others."""
 
     def __init__(self, base: BaseModel, dumped: dict[str, Any]) -> None:
-        self.type = type(base)
+        self._type = type(base)
         keys = {
             name: field.serialization_alias or field.alias or name
-            for name, field in self.type.model_fields.items()
+            for name, field in self._type.model_fields.items()
         }
         order = sorted(dumped)
         self._items = [f"{_canonical(key)}:{_canonical(dumped[key])}" for key in order]
         self._where = {name: order.index(key) for name, key in keys.items() if key in dumped}
         self._keys = keys
         self._labels = {name: f"{_canonical(key)}:" for name, key in keys.items()}
-        self.dump = self.type.__pydantic_serializer__.to_python
+        self._dump = self._type.__pydantic_serializer__.to_python
         self._names = tuple(keys)
         self._values = _values_of(self._names)
         self._base_values = self._values(base.__dict__)
@@ -159,7 +126,7 @@ class _SectionItems:
     def text(self, section: BaseModel) -> str | None:
         """The section's canonical JSON, or None if too many of its fields are other objects
         than the base's (writing it whole is then as quick)."""
-        if type(section) is not self.type:
+        if type(section) is not self._type:
             return None
         differs = map(operator.is_not, self._values(section.__dict__), self._base_values)
         changed = list(itertools.compress(self._names, differs))
@@ -169,7 +136,7 @@ class _SectionItems:
             return None
         items = list(self._items)
         if changed:
-            dumped = self.dump(section, mode="json", by_alias=True, include=set(changed))
+            dumped = self._dump(section, mode="json", by_alias=True)
             for name in changed:
                 items[self._where[name]] = self._labels[name] + _canonical(dumped[self._keys[name]])
         return "{" + ",".join(items) + "}"

@@ -66,7 +66,7 @@ def test_the_fingerprint_follows_every_point_and_only_what_changes_a_point(
     assert changed == [2]
 
 
-@pytest.mark.parametrize("name", ["hardware", "tornado", "turns_x_decode"])
+@pytest.mark.parametrize("name", ["hardware", "tornado"])
 def test_the_fingerprint_hashes_each_point_validated_whole(name: str, tmp_path: Path) -> None:
     """``resolve`` validates points against the base (the cheap way); every hash, refused
     points' included, is the hash of the point validated whole."""

@@ -25,7 +25,6 @@ import numpy as np
 from models.scenario import Scenario
 from models.scenario_hash import HASH_DIGITS, scenario_hash
 from sim.sweep.design import expand
-from sim.sweep.point_groups import PointGroups
 from sim.sweep.points import Points, point_scenario
 from sim.sweep.sweepfile import Sweep
 
@@ -109,18 +108,11 @@ def resolve(
             if visit is not None:
                 visit(scenario)
 
-    groups = PointGroups(validated)
     for first in range(0, len(points), _TOLD_EVERY):
-        block = points[first : first + _TOLD_EVERY]
-        for assignments, done in zip(block, groups.resolve(block), strict=True):
-            if done is None:
-                found.append(point_hash(sweep.base_raw, assignments, seen, validated))
-                continue
-            if seen is not None:
-                seen(done[0])
-            found.append(done[1].encode())
+        for index in range(first, min(first + _TOLD_EVERY, len(points))):
+            found.append(point_hash(sweep.base_raw, points[index], seen, validated))
         if advance is not None:
-            advance(len(block))
+            advance(min(_TOLD_EVERY, len(points) - first))
     hashes = np.array(found, dtype=f"S{HASH_DIGITS}")
     digest.update(hashes.tobytes())
     return Resolved(hashes, digest.hexdigest())

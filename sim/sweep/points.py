@@ -78,11 +78,6 @@ class Points:
         except Exception:  # validated whole below, for the whole scenario's message
             return validate(point_table(self.base_raw, changes))
 
-    @property
-    def hasher(self) -> HashAgainstBase | None:
-        """What ``hash`` hashes against the base with (None without a valid base)."""
-        return self._hash
-
     def hash(self, scenario: Scenario) -> str:
         """``scenario_hash`` of a point's scenario."""
         return self._hash(scenario) if self._hash is not None else scenario_hash(scenario)
@@ -94,12 +89,7 @@ class Points:
         touched: dict[str, dict[str, Any]] = {}
         for path, value in changes.items():
             touched.setdefault(str(_keys(path)[0]), {})[path] = value
-        return self.assembled({name: self.section(name, own) for name, own in touched.items()})
-
-    def assembled(self, sections: dict[str, Any]) -> Scenario:
-        """The base with ``sections`` (each validated) in place, checked by the scenario's rules
-        across sections."""
-        assert self.base is not None
+        sections = {name: self._section(name, own) for name, own in touched.items()}
         rules = self._rules
         if rules is None:
             return Scenario.model_validate({**self.base.__dict__, **sections})
@@ -114,7 +104,7 @@ class Points:
             scenario = rule(scenario)
         return scenario
 
-    def section(self, name: str, changes: dict[str, Any]) -> Any:
+    def _section(self, name: str, changes: dict[str, Any]) -> Any:
         """Section ``name`` of the base with ``changes`` set, validated once per distinct
         set of changes (a top-level field alone, such as the seed, by its own rules)."""
         key = (name, *map(_ASSIGNED.format, changes, changes.values()))
@@ -130,14 +120,14 @@ class Points:
         """Section ``name``'s table with ``changes`` set (``point_table``'s, without copying
         the scenario's table when each change sets one of the section's own keys)."""
         own = self.base_raw.get(name)
-        keys = own_keys(tuple(changes))
+        keys = _own_keys(tuple(changes))
         if isinstance(own, dict) and keys is not None:
             return {**own, **dict(zip(keys, changes.values(), strict=True))}
         return point_table({name: self.base_raw[name]}, changes)[name]
 
 
 @functools.lru_cache(maxsize=1024)
-def own_keys(paths: tuple[str, ...]) -> tuple[str, ...] | None:
+def _own_keys(paths: tuple[str, ...]) -> tuple[str, ...] | None:
     """The section's keys that ``paths`` name, if each is a key of a section
     (``inference.decode_tps``) that ``set_path`` takes as it is, else None."""
     keys = [_keys(path) for path in paths]

@@ -1,6 +1,7 @@
-"""Points resolved a group at a time (``PointGroups``) and chunks evaluated together: the same
-scenarios, hashes and tables as point by point and chunk by chunk, and what the group
-path leaves to ``Points`` is left there."""
+"""An analytic sweep's chunks evaluated together (one column form and one engine pass per
+transport for many chunks): each chunk's table, each part and the totals are the same as
+chunk by chunk, error rows included, and an engine that raises fails the sweep at the
+chunk it comes from."""
 
 from __future__ import annotations
 
@@ -9,65 +10,11 @@ from typing import Any
 
 import pytest
 
-from models.loading import raw_scenario
-from models.scenario_hash import scenario_hash
 from sim.sweep import execute
 from sim.sweep.execute import chunk_tasks, run_sweep, sweep_context
-from sim.sweep.point_groups import PointGroups
-from sim.sweep.points import Points, point_scenario
 from sim.sweep.store import read_results
 from sim.sweep.sweepfile import load_sweep
 from sim.sweep.tasks import run_analytic_chunks, run_chunk_table
-from tests.test_sweep_points import ASSIGNMENTS
-
-GRID: list[dict[str, Any]] = [
-    {"api.route_ms": route, "api.route_cached_ms": cached, "inference.decode_tps": decode}
-    for route in (1.0, 5.0, 20.0)
-    for cached in (2.0, 10.0)
-    for decode in (50.0, 900, 900.0, 4000.0)
-]
-"""A grid over two sections: points the rule of the ``api`` section refuses (cached routing
-slower than uncached), an int and a float of the same value, values that come again."""
-
-LEFT_TO_POINTS = (
-    {},
-    {"workload.tools[0].weight": 3.0},
-    {"seed": 7},
-    {"seed": 7, "name": "renamed", "inference.decode_tps": 65.0},
-    {"inference.decode_tps.value": 5.0},
-)
-"""Points that set no path, a path that is not a section's key, or a top-level field."""
-
-
-@pytest.mark.parametrize("base", ["codex-spark", "gpt5-flagship", "cline-multifile"])
-def test_groups_give_the_points_validated_whole_and_their_hashes(base: str) -> None:
-    """Each point the group path resolves is the point validated whole (fields set included)
-    with its hash; a point validation refuses, and a point whose paths are not section
-    keys, is left to ``Points``; the group path does resolve the grid's valid points."""
-    raw = raw_scenario(base)
-    groups = PointGroups(Points(raw))
-    batch = [*ASSIGNMENTS, *GRID, *GRID[:5]]
-    for _ in range(2):  # the second time from the kept sections and texts
-        found = groups.resolve(batch)
-        for assignments, done in zip(batch, found, strict=True):
-            try:
-                whole = point_scenario(raw, assignments)
-            except Exception:
-                assert done is None, assignments
-                continue
-            if done is None:
-                assert assignments in LEFT_TO_POINTS
-                continue
-            scenario, found_hash = done
-            assert scenario == whole
-            assert scenario.model_fields_set == whole.model_fields_set
-            assert found_hash == scenario_hash(whole), assignments
-
-
-def test_a_base_invalid_alone_leaves_every_point_to_points() -> None:
-    raw = raw_scenario("codex-spark")
-    broken = {**raw, "api": {**raw["api"], "route_cached_ms": 1e4}}
-    assert PointGroups(Points(broken)).resolve(GRID) == [None] * len(GRID)
 
 
 @pytest.mark.parametrize("name", ["amdahl", "turns_x_decode"])
