@@ -50,8 +50,9 @@ fingerprint them, are kept for the run instead of validated again (about 3 kB ea
 when a point changes one section); a larger sweep validates each point twice."""
 
 EVALUATED_TOGETHER = 10_000
-"""Runs of an analytic sweep run in this process whose chunks the engine evaluates in one
-pass (each is written once all are): its cost per call is a third of a 500-point chunk's."""
+"""Runs of an analytic sweep run in this process whose chunks are evaluated in one column
+form and one engine pass per transport (and memory batch), then written one by one: the
+engine's fixed cost per call is paid once per group instead of once per chunk."""
 
 Part = tuple[int, pa.Table]
 """A finished chunk: its number and its rows."""
@@ -223,7 +224,7 @@ def _in_process(
     context: Context, pending: dict[int, list[Task]], known: dict[int, Scenario] | None
 ) -> Iterator[Part]:
     """Chunks evaluated here, in order (``known``: points' scenarios already validated); an
-    analytic sweep's consecutive chunks together, up to ``EVALUATED_TOGETHER`` runs."""
+    analytic sweep's pending chunks in groups of up to ``EVALUATED_TOGETHER`` runs."""
     if context.engine is not Engine.ANALYTIC:
         for number, tasks in pending.items():
             yield number, run_chunk_table(context, tasks, known)
@@ -241,8 +242,8 @@ def _in_process(
 
 
 def _groups(pending: dict[int, list[Task]]) -> Iterator[list[int]]:
-    """Consecutive chunk numbers, as many as hold at most ``EVALUATED_TOGETHER`` runs (one
-    chunk at least)."""
+    """The pending chunks' numbers in order, cut into groups of at most
+    ``EVALUATED_TOGETHER`` runs (one chunk at least)."""
     group: list[int] = []
     runs = 0
     for number, tasks in pending.items():
