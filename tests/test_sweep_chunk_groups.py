@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from sim.sweep import execute
+from sim.sweep import in_process
 from sim.sweep.execute import chunk_tasks, run_sweep, sweep_context
 from sim.sweep.store import read_results
 from sim.sweep.sweepfile import load_sweep
@@ -53,7 +53,7 @@ def test_a_sweep_with_refused_points_writes_the_same_parts_chunk_by_chunk(
     source = tmp_path / "mixed.toml"
     source.write_text(MIXED_SWEEP)
     together = run_sweep(load_sweep(source), tmp_path / "together", show_progress=False)
-    monkeypatch.setattr(execute, "EVALUATED_TOGETHER", 1)
+    monkeypatch.setattr(in_process, "EVALUATED_TOGETHER", 1)
     alone = run_sweep(load_sweep(source), tmp_path / "alone", show_progress=False)
     counts = ("rows", "runs", "failed", "first_error", "resumed", "computed")
     assert [getattr(together, c) for c in counts] == [getattr(alone, c) for c in counts]

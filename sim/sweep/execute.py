@@ -36,23 +36,19 @@ from sim.report.progress import progress_bar
 from sim.sweep.cluster import check_address, check_workers, client
 from sim.sweep.design import expand
 from sim.sweep.fingerprint import Resolved, resolve
+from sim.sweep.in_process import chunks_in_process
 from sim.sweep.lock import writer_lock
 from sim.sweep.manifest import package_version
 from sim.sweep.rows import ERROR, POINT, SEED, TRANSPORT, axis_kinds, error_rows, to_table
 from sim.sweep.store import ResultsDir, failures, read_results
 from sim.sweep.sweepfile import Sweep
-from sim.sweep.tasks import Context, Task, run_analytic_chunks, run_chunk_table
+from sim.sweep.tasks import Context, Task, run_chunk_table
 from sim.sweep.work import WorkTally
 
 KEPT_SCENARIOS = 20_000
 """Points of an analytic sweep run in this process whose scenarios, validated to
 fingerprint them, are kept for the run instead of validated again (about 3 kB each
 when a point changes one section); a larger sweep validates each point twice."""
-
-EVALUATED_TOGETHER = 10_000
-"""Runs of an analytic sweep run in this process whose chunks are evaluated in one column
-form and one engine pass per transport (and memory batch), then written one by one: the
-engine's fixed cost per call is paid once per group instead of once per chunk."""
 
 Part = tuple[int, pa.Table]
 """A finished chunk: its number and its rows."""
@@ -123,7 +119,7 @@ def run_sweep(
                 results.prepare(sweep, survey, resolved)
                 started = time.perf_counter()
                 if dask is None:
-                    evaluated = _in_process(context, pending, known)
+                    evaluated = chunks_in_process(context, pending, known)
                 else:
                     evaluated = _on_dask(dask, context, pending)
                 unit = "points" if len(sweep.seeds) == 1 else "points x seeds"
@@ -218,42 +214,6 @@ def chunk_tasks(sweep: Sweep, resolved: Resolved | None = None) -> list[list[Tas
     ]
     size = sweep.points_per_part
     return [tasks[first : first + size] for first in range(0, len(tasks), size)]
-
-
-def _in_process(
-    context: Context, pending: dict[int, list[Task]], known: dict[int, Scenario] | None
-) -> Iterator[Part]:
-    """Chunks evaluated here, in order (``known``: points' scenarios already validated); an
-    analytic sweep's pending chunks in groups of up to ``EVALUATED_TOGETHER`` runs."""
-    if context.engine is not Engine.ANALYTIC:
-        for number, tasks in pending.items():
-            yield number, run_chunk_table(context, tasks, known)
-        return
-    for group in _groups(pending):
-        try:
-            tables = run_analytic_chunks(context, [pending[n] for n in group], known)
-        except Exception:  # each chunk alone: those before the one that fails are written
-            tables = None
-        if tables is None:
-            for number in group:
-                yield number, run_chunk_table(context, pending[number], known)
-        else:
-            yield from zip(group, tables, strict=True)
-
-
-def _groups(pending: dict[int, list[Task]]) -> Iterator[list[int]]:
-    """The pending chunks' numbers in order, cut into groups of at most
-    ``EVALUATED_TOGETHER`` runs (one chunk at least)."""
-    group: list[int] = []
-    runs = 0
-    for number, tasks in pending.items():
-        if group and runs + len(tasks) > EVALUATED_TOGETHER:
-            yield group
-            group, runs = [], 0
-        group.append(number)
-        runs += len(tasks)
-    if group:
-        yield group
 
 
 def _on_dask(client: Any, context: Context, pending: dict[int, list[Task]]) -> Iterator[Part]:
