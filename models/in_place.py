@@ -31,6 +31,11 @@ def add_to(sum_so_far: np.ndarray, term: np.ndarray | float) -> np.ndarray:
     return _over(np.add, sum_so_far, term)
 
 
+def subtract_from(difference_so_far: np.ndarray, term: np.ndarray | float) -> np.ndarray:
+    """``difference_so_far - term``, over ``difference_so_far`` where it fits."""
+    return _over(np.subtract, difference_so_far, term)
+
+
 def multiply_by(product_so_far: np.ndarray, factor: np.ndarray | float) -> np.ndarray:
     """``product_so_far * factor``, over ``product_so_far`` where it fits."""
     return _over(np.multiply, product_so_far, factor)

@@ -95,3 +95,22 @@ def test_a_taken_column_holds_each_point_its_own_value_whatever_the_rows() -> No
     assert run.values == tuple(laws[2:5]), "a run of values is a slice of them"
     single = ObjectColumn.of([laws[1]] * 4).take(np.array([3, 1]))
     assert single.values == (laws[1],) and list(single.index) == [0, 0]
+
+
+def test_a_values_table_is_computed_once_and_a_block_takes_its_rows() -> None:
+    calls = []
+
+    def doubled(column: ObjectColumn[Constant]) -> np.ndarray:
+        calls.append(len(column.values))
+        return np.array([2.0 * law.value for law in column.values])
+
+    laws = [Constant(value=float(v)) for v in range(6)]
+    whole = ObjectColumn.of(laws)
+    block = whole.take(np.arange(2, 5))
+    np.testing.assert_array_equal(block.table(doubled), [4.0, 6.0, 8.0])
+    np.testing.assert_array_equal(whole.table(doubled), [0.0, 2.0, 4.0, 6.0, 8.0, 10.0])
+    np.testing.assert_array_equal(whole.take(np.arange(4, 6)).table(doubled), [8.0, 10.0])
+    assert calls == [6]  # the whole column's values, read once
+    scattered = whole.take(np.array([5, 0]))
+    np.testing.assert_array_equal(scattered.table(doubled), [0.0, 10.0])
+    assert calls == [6, 2]  # not a run: its own values

@@ -10,6 +10,7 @@ checks it against ``run_rows`` on the same points.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 from collections.abc import Callable, Sequence
@@ -62,6 +63,17 @@ class Evaluated:
 
     def valid_scenarios(self) -> list[Scenario]:
         return [s for s in self.scenarios if isinstance(s, Scenario)]
+
+    def tasks(self, first: int, last: int) -> Evaluated:
+        """The same for the tasks ``first`` to ``last`` (excluded) only."""
+        low, high = bisect.bisect_left(self.valid, first), bisect.bisect_left(self.valid, last)
+        rows = np.arange(low, high)
+        return Evaluated(
+            self.scenarios[first:last],
+            [index - first for index in self.valid[low:high]],
+            {t: e.take(rows) for t, e in self.expectations.items()},
+            self.hashes[low:high],
+        )
 
 
 def part_table(context: Context, tasks: list[Task], evaluated: Evaluated) -> pa.Table:

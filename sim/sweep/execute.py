@@ -36,6 +36,7 @@ from sim.report.progress import progress_bar
 from sim.sweep.cluster import check_address, check_workers, client
 from sim.sweep.design import expand
 from sim.sweep.fingerprint import Resolved, resolve
+from sim.sweep.in_process import chunks_in_process
 from sim.sweep.lock import writer_lock
 from sim.sweep.manifest import package_version
 from sim.sweep.rows import ERROR, POINT, SEED, TRANSPORT, axis_kinds, error_rows, to_table
@@ -118,7 +119,7 @@ def run_sweep(
                 results.prepare(sweep, survey, resolved)
                 started = time.perf_counter()
                 if dask is None:
-                    evaluated = _in_process(context, pending, known)
+                    evaluated = chunks_in_process(context, pending, known)
                 else:
                     evaluated = _on_dask(dask, context, pending)
                 unit = "points" if len(sweep.seeds) == 1 else "points x seeds"
@@ -213,14 +214,6 @@ def chunk_tasks(sweep: Sweep, resolved: Resolved | None = None) -> list[list[Tas
     ]
     size = sweep.points_per_part
     return [tasks[first : first + size] for first in range(0, len(tasks), size)]
-
-
-def _in_process(
-    context: Context, pending: dict[int, list[Task]], known: dict[int, Scenario] | None
-) -> Iterator[Part]:
-    """Chunks evaluated here, in order (``known``: points' scenarios already validated)."""
-    for number, tasks in pending.items():
-        yield number, run_chunk_table(context, tasks, known)
 
 
 def _on_dask(client: Any, context: Context, pending: dict[int, list[Task]]) -> Iterator[Part]:

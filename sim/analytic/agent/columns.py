@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, make_dataclass
+from dataclasses import dataclass, field, make_dataclass
 from enum import Enum
 from functools import cache
 from typing import Any, Generic, TypeGuard, TypeVar
@@ -38,6 +38,11 @@ class ObjectColumn(Generic[T]):
     values: tuple[T, ...]
     index: np.ndarray
     """Shape (points,): position in ``values`` of each point's value."""
+    taken_from: tuple[ObjectColumn[T], slice] | None = field(default=None, compare=False)
+    """The column this one was taken from as a run of its values, and the run."""
+    _tables: dict[Callable[..., np.ndarray], np.ndarray] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     @classmethod
     def of(cls, items: Sequence[T]) -> ObjectColumn[T]:
@@ -88,12 +93,28 @@ class ObjectColumn(Generic[T]):
         """The column of the points ``rows`` only, holding only the values they hold (what
         is evaluated once per distinct value is then evaluated for those alone)."""
         if len(self.values) == 1:  # most of a sweep's columns: nothing to find
-            return ObjectColumn(self.values, np.zeros_like(self.index[rows]))
+            return ObjectColumn(self.values, np.zeros_like(self.index[rows]), (self, slice(0, 1)))
         held, index = np.unique(self.index[rows], return_inverse=True)
         if held.size and int(held[-1]) - int(held[0]) + 1 == held.size:
             # A run of values, as a block of a sweep's points holds: one slice.
-            return ObjectColumn(self.values[held[0] : held[-1] + 1], index.reshape(-1))
+            run = slice(int(held[0]), int(held[-1]) + 1)
+            return ObjectColumn(self.values[run], index.reshape(-1), (self, run))
         return ObjectColumn(tuple([self.values[i] for i in held.tolist()]), index.reshape(-1))
+
+    def table(self, function: Callable[[ObjectColumn[T]], np.ndarray]) -> np.ndarray:
+        """``function(self)``, an array with a row per distinct value, computed once per
+        column: a column taken from another as a run of its values (a block of a sweep's
+        points) takes its rows of the other's table, so a column form's values are read once
+        whichever block and transport asks."""
+        found = self._tables.get(function)
+        if found is None:
+            if self.taken_from is None:
+                found = function(self)
+            else:
+                whole, run = self.taken_from
+                found = whole.table(function)[run]
+            self._tables[function] = found
+        return found
 
     def groups(self) -> Iterator[tuple[T, np.ndarray]]:
         """Each distinct value with the points that hold it."""
@@ -207,16 +228,16 @@ def take_points(columns: Any, rows: np.ndarray) -> Any:
 
 def _take(columns: Any, rows: np.ndarray, numbers: np.ndarray | slice) -> Any:
     values: dict[str, Any] = {}
-    for field in dataclasses.fields(columns):
-        value = getattr(columns, field.name)
-        if field.name == "points":
-            values[field.name] = int(rows.size)
+    for leaf in dataclasses.fields(columns):
+        value = getattr(columns, leaf.name)
+        if leaf.name == "points":
+            values[leaf.name] = int(rows.size)
         elif isinstance(value, np.ndarray):
-            values[field.name] = value[numbers]
+            values[leaf.name] = value[numbers]
         elif isinstance(value, ObjectColumn):
-            values[field.name] = value.take(rows)
+            values[leaf.name] = value.take(rows)
         else:
-            values[field.name] = _take(value, rows, numbers)
+            values[leaf.name] = _take(value, rows, numbers)
     return type(columns)(**values)
 
 

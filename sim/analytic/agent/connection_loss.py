@@ -69,8 +69,12 @@ def keep_alive(columns: Any, draws: ExpectedDraws, count: TurnCount) -> ColdTurn
     think_expired = columns.load.think_time_s.map_with(
         lambda law, idle_s: law.survival(idle_s), idle_s
     )
-    first = np.where(columns.connection.reuse_across_rollouts > 0, think_expired, 1.0)
-    probability = np.where(count.index == 0, first, expired)
+    reuse = held_once(columns.connection.reuse_across_rollouts)
+    first = np.where(reuse > 0, held_once(think_expired), 1.0)
+    # Where nothing here varies over the points, one row read as every point's.
+    probability = np.broadcast_to(
+        np.where(count.index == 0, first, held_once(expired)), count.reach.shape
+    )
     no = np.zeros(columns.points, dtype=bool)
     return ColdTurns(probability, from_durations=no, on_grid=no, session=no)
 
@@ -89,14 +93,12 @@ def websocket(
     lifetime_s = c.ws_lifetime_s
     steps = np.count_nonzero(count.reach[:, 1:] > 0, axis=1)
     session = columns.connection.reuse_across_rollouts[:, 0] > 0
-    noise = noise_cumulants(
-        draws.output_tokens, draws.decode_tps, draws.tool_time_s, draws.constant_rates
-    )
+    noise = noise_cumulants(draws.output_tokens, draws.decode_tps, draws.tool_time_s)
     rotations = _rotation_bound(noise, steps, cold_s, warm_s, lifetime_s)
     on_grid = ~session & (rotations > ROTATION_BOUND)
     # Without drops nothing is lost between turns: exactly 1, not a quadrature's 1 - 1e-16.
     random_part = decode_laplace(
-        draws.output_tokens, draws.decode_tps, drops_per_s, draws.constant_rates
+        draws.output_tokens, draws.decode_tps, drops_per_s
     ) * draws.tool_time_s.map_with(_laplace, held_once(drops_per_s))
     random_part = np.where(drops_per_s > 0, random_part, 1.0)
     survive_cold = np.exp(-drops_per_s * cold_s) * random_part
@@ -144,8 +146,10 @@ def affine_scan(offset: np.ndarray, slope: np.ndarray) -> np.ndarray:
     slope = np.ascontiguousarray(np.moveaxis(slope, -1, 0))
     shift = 1
     while shift < offset.shape[0]:
-        offset[shift:] = offset[shift:] + slope[shift:] * offset[:-shift]
-        slope[shift:] = slope[shift:] * slope[:-shift]
+        # offset[shift:] + slope[shift:] * offset[:-shift], written over offset[shift:]
+        step = np.multiply(slope[shift:], offset[:-shift])
+        np.add(offset[shift:], step, out=offset[shift:])
+        np.multiply(slope[shift:], slope[:-shift], out=slope[shift:])  # overlap: buffered
         shift *= 2
     return np.moveaxis(offset + slope, 0, -1)
 

@@ -43,9 +43,14 @@ class _RateNodes:
 def constant_rates(decode_tps: ObjectColumn[Any]) -> np.ndarray:
     """Each distinct decode-rate law's value when it is a constant, NaN otherwise.
 
-    A sweep over the decode rate holds thousands of constants: the engine reads them once
-    (``ExpectedDraws.constant_rates``) and passes them to the functions here.
+    A sweep over the decode rate holds thousands of constants: they are read once per column
+    form (``ObjectColumn.table``), and the engine passes them to the functions here
+    (``ExpectedDraws.constant_rates``).
     """
+    return decode_tps.table(_constant_values)
+
+
+def _constant_values(decode_tps: ObjectColumn[Any]) -> np.ndarray:
     return np.array([law.value if type(law) is Constant else np.nan for law in decode_tps.values])
 
 
@@ -53,15 +58,11 @@ def decode_laplace(
     output_tokens: ObjectColumn[Any],
     decode_tps: ObjectColumn[Any],
     s: np.ndarray,
-    constants: np.ndarray | None = None,
 ) -> np.ndarray:
     """E[exp(-s D)] of each point's decode time, ``s`` of shape (points, 1): what
-    ``DecodeTime(o, r).laplace(s)`` gives point by point; ``constants`` are
-    ``constant_rates(decode_tps)`` when already read."""
+    ``DecodeTime(o, r).laplace(s)`` gives point by point."""
     out = np.empty(s.shape)
-    if constants is None:
-        constants = constant_rates(decode_tps)
-    for nodes in _rate_nodes(decode_tps, constants):
+    for nodes in _rate_nodes(decode_tps, constant_rates(decode_tps)):
         held = nodes.rows[decode_tps.index] >= 0
         if not held.any():
             continue
@@ -77,15 +78,11 @@ def noise_cumulants(
     output_tokens: ObjectColumn[Any],
     decode_tps: ObjectColumn[Any],
     tool_s: ObjectColumn[Any],
-    constants: np.ndarray | None = None,
 ) -> np.ndarray:
     """Mean, variance and fourth cumulant of each point's D + U, shape (points, 3): what
-    ``cumulants(DecodeTime(o, r), u)`` gives point by point; ``constants`` are
-    ``constant_rates(decode_tps)`` when already read."""
+    ``cumulants(DecodeTime(o, r), u)`` gives point by point."""
     tokens = np.array([[o.raw_moment(n) for n in MOMENTS] for o in output_tokens.values])
-    if constants is None:
-        constants = constant_rates(decode_tps)
-    rates = _reciprocal_moments(decode_tps.values, constants)
+    rates = decode_tps.table(_reciprocal_moments)
     m1, m2, m3, m4 = (tokens[output_tokens.index] * rates[decode_tps.index]).T
     spread = np.maximum(m2 - m1 * m1, 0.0)
     central_4 = m4 - 4 * m3 * m1 + 6 * m2 * m1 * m1 - 3 * _power(m1, 4)
@@ -120,10 +117,11 @@ def _rate_nodes(decode_tps: ObjectColumn[Any], constants: np.ndarray) -> list[_R
     return groups
 
 
-def _reciprocal_moments(laws: tuple[Any, ...], constants: np.ndarray) -> np.ndarray:
+def _reciprocal_moments(decode_tps: ObjectColumn[Any]) -> np.ndarray:
     """E[r^-n], n = 1 .. 4, of each decode-rate law, shape (laws, 4).  Nonzero constants'
     powers are taken moment by moment over all of them, the same ``value ** -n`` as their
     ``raw_moment``."""
+    laws, constants = decode_tps.values, constant_rates(decode_tps)
     out = np.empty((len(laws), len(MOMENTS)))
     powers = ~np.isnan(constants) & (constants != 0)
     for position in np.flatnonzero(~powers).tolist():

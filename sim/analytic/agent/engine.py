@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from models.costs import TurnCosts, stage_costs
+from models.costs import stage_costs
+from models.in_place import add_to
 from models.scenario import Scenario
 from models.stages import STAGE_COLUMN, STAGES, Stage
-from models.work import Work
 from sim.analytic.agent.columns import column_form, take_points
 from sim.analytic.agent.compacting import compacting_sums
 from sim.analytic.agent.connection_loss import ColdTurns, keep_alive, websocket
@@ -40,10 +40,10 @@ from sim.analytic.agent.layout import (
     expected_turns,
     per_turn,
     probe_turns,
-    rollout_sum,
     turn_count,
 )
 from sim.analytic.agent.prefix_survival import single_agent_missing
+from sim.analytic.agent.probe_quantities import ProbeQuantities
 from sim.analytic.agent.rollout_results import (
     approximation_flags,
     expectations_of,
@@ -51,12 +51,7 @@ from sim.analytic.agent.rollout_results import (
     later_excess_per_turn,
 )
 from sim.analytic.agent.tool_overlap import expected_hidden_post_s
-from sim.analytic.agent.turn_table import (
-    QUANTITIES,
-    TurnParts,
-    TurnTable,
-    with_missing,
-)
+from sim.analytic.agent.turn_table import TurnParts, TurnTable, with_missing
 from sim.analytic.agent.varying import SharedColumns, fields_held_once, held_once
 from sim.turn.transports import Transport, cached_prompt_tokens, turn_work
 
@@ -160,21 +155,19 @@ def _expect_uncompacted(columns: Any, transport: Transport) -> TurnParts:
     shared: Any = SharedColumns(columns)  # read as the column form is
     probes = fields_held_once(probe_turns(columns, draws))
     work = turn_work(shared, transport, probes)
-    excess = parallel_excess(columns, draws, count, work)
+    excess = parallel_excess(columns, draws, count, work, shared)
     cached = cached_prompt_tokens(shared, probes)
     hidden_s = held_once(expected_hidden_post_s(columns, draws)) * (1.0 - PROBE_LAST)
-    # Both variants written into one array as they are computed (no stacked copy), probe
-    # by probe: what the rollout's sums read is one probe's quantities over all points.
-    points, probe_count = columns.points, PROBE_LAST.size
-    by_probe = np.empty((len(work), probe_count, points, QUANTITIES))
-    quantities = by_probe.transpose(0, 2, 1, 3)
-    for variant, (w, e) in enumerate(zip(work, excess.at_probes, strict=True)):
-        costs = stage_costs(shared, w, parallel_excess_s=e, post_hidden_s=hidden_s)
-        _quantities(costs, w, cached, quantities[variant])
+    # Both variants' quantities, those every point holds alike once.
+    variants = [
+        (stage_costs(shared, w, parallel_excess_s=e, post_hidden_s=hidden_s), w)
+        for w, e in zip(work, excess.at_probes, strict=True)
+    ]
+    quantities = ProbeQuantities.of(variants, cached, columns.points, PROBE_LAST.size)
     cold = _cold_turns(columns, draws, count, transport, quantities, excess)
     # The turn weights are summed once when no point's differ (over HTTP in a sweep of rates).
     weights = fields_held_once(count), held_once(cold.probability)
-    sums = rollout_sum(quantities, *weights) + later_excess(count, cold, excess)
+    sums = quantities.rollout_sum(*weights) + later_excess(count, cold, excess)
     no = np.zeros(columns.points, dtype=bool)
     residency = columns.kv_cache.residency[:, 0] > 0
     approximations = approximation_flags(
@@ -182,7 +175,9 @@ def _expect_uncompacted(columns: Any, transport: Transport) -> TurnParts:
     )
 
     def turns() -> np.ndarray:
-        return per_turn(quantities, count, cold.probability) + later_excess_per_turn(cold, excess)
+        return per_turn(quantities.whole(), count, cold.probability) + later_excess_per_turn(
+            cold, excess
+        )
 
     def tokens() -> tuple[np.ndarray, np.ndarray]:
         laid = expected_turns(columns, draws, count.index, count.last)
@@ -201,44 +196,25 @@ def _expect_uncompacted(columns: Any, transport: Transport) -> TurnParts:
     )
 
 
-def _quantities(costs: TurnCosts, work: Work, cached: np.ndarray, out: np.ndarray) -> None:
-    """Into ``out``, shape (points, probes, QUANTITIES): every stage, TTFT, API and safety
-    work, cached and uncached prompt tokens.
-
-    The quantities every point holds alike (held once, ``sim.analytic.agent.varying``) are
-    laid out in one point's rows and copied to every point at once; the others one by one.
-    """
-    columns = [costs.stage_s[stage] for stage in STAGES]
-    columns += [costs.ttft_s, costs.api_cpu_s, costs.safety_cpu_s]
-    columns += [cached, work.prompt_tokens_uncached]
-    _, probes, quantities = out.shape
-    alike = np.empty((probes, quantities))
-    varying = []
-    for index, values in enumerate(columns):
-        if np.ndim(values) < 2 or values.shape[0] == 1:
-            alike[:, index] = np.broadcast_to(values, (1, probes))[0]
-        else:
-            varying.append((index, values))
-    out[...] = alike
-    for index, values in varying:
-        out[..., index] = values
-
-
 def _cold_turns(
     columns: Any,
     draws: Any,
     count: TurnCount,
     transport: Transport,
-    quantities: np.ndarray,
+    quantities: ProbeQuantities,
     excess: Excess,
 ) -> ColdTurns:
     if not transport.is_websocket:
         return keep_alive(columns, draws, count)
     # A turn's duration without decode and tool, when it is not the last turn (the
-    # chain follows rollouts that go on), affine in k from the probes (the three it reads).
-    # Read probe by probe, as the quantities are stored.
-    probes = quantities.transpose(0, 2, 1, 3)[:, [FIRST, SECOND, THIRD]]
-    request_s = probes[..., _REQUEST].sum(axis=-1) - probes[..., STAGE_COLUMN[Stage.DECODE]]
+    # chain follows rollouts that go on), affine in k from the probes (the three it reads),
+    # the stages added one after another, as a sum over them adds.
+    probes = [FIRST, SECOND, THIRD]
+    request_s = quantities.at(probes, _REQUEST[0]) + quantities.at(probes, _REQUEST[1])
+    for q in _REQUEST[2:]:
+        request_s = add_to(request_s, quantities.at(probes, q))
+    request_s = request_s - quantities.at(probes, STAGE_COLUMN[Stage.DECODE])
+    request_s = np.broadcast_to(request_s, (*request_s.shape[:2], columns.points))
     k = count.index
     parts = []
     for (first, second, third), later in zip(request_s, excess.later, strict=True):

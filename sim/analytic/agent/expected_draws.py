@@ -37,9 +37,6 @@ class ExpectedDraws:
     tool_output_tokens: ObjectColumn[Any]
     """The tool output of a tool-calling turn (one call: a mixture over the tool mix)."""
     tool_calls: ObjectColumn[Any]
-    constant_rates: np.ndarray
-    """Each distinct decode-rate law's value when it is a constant, NaN otherwise
-    (``sim.analytic.agent.decode_columns.constant_rates``)."""
     mean_output_tokens: np.ndarray
     """Shape (points, 1), like every mean below."""
     decode_s_per_token: np.ndarray
@@ -72,7 +69,6 @@ def expected_draws(columns: Any) -> ExpectedDraws:
         tool_time_s=tool_time,
         tool_output_tokens=tool_output,
         tool_calls=w.tool_calls_per_rollout,
-        constant_rates=rates,
         mean_output_tokens=_column(w.output_tokens.map(lambda d: d.mean)),
         decode_s_per_token=_column(_mean_reciprocal(columns.inference.decode_tps, rates)),
         mean_tool_s=_column(tool_time.map(lambda d: d.mean)),

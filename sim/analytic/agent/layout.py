@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from models.in_place import add_to, subtract_from
 from models.retry_policy import expected_failed_attempts, expected_http_wait_s
 from sim.analytic.agent.columns import ObjectColumn
 from sim.analytic.agent.expected_draws import ExpectedDraws
@@ -72,6 +73,9 @@ def turn_count(calls: ObjectColumn[Any]) -> TurnCount:
     for row, (r, q) in enumerate(tables):
         reach[row, : r.size] = r
         last[row, : q.size] = q
+    if len(tables) == 1:  # every point's: one row, read as every point's (held once)
+        shape = (calls.points, longest)
+        return TurnCount(reach=np.broadcast_to(reach, shape), last=np.broadcast_to(last, shape))
     return TurnCount(reach=reach[calls.index], last=last[calls.index])
 
 
@@ -157,34 +161,37 @@ def total(values: np.ndarray) -> np.ndarray:
     """
     if values.shape[0] < 2:
         return np.cumsum(values, axis=1)[:, -1]
+    if values.strides[0] == 0:  # every point's row is one row: its sum, once
+        return np.repeat(total(values[:1]), values.shape[0])
     return np.add.reduce(np.asfortranarray(values), axis=1, initial=-0.0)
 
 
-def rollout_sum(probes: np.ndarray, count: TurnCount, cold: np.ndarray) -> np.ndarray:
+def rollout_sum(
+    probes: np.ndarray, count: TurnCount, cold: np.ndarray, weights: np.ndarray
+) -> np.ndarray:
     """Expected sum over a rollout of a per-turn quantity given at the probe turns.
 
     ``probes`` has shape (points, probes, quantities) for the cold and the warm
     variant stacked on a leading axis of 2; ``cold`` is P(turn k is cold | it
     is reached), shape (points, turns); 1 at turn 0 unless the agent keeps its
-    connection across rollouts.  Returns (points, quantities).
+    connection across rollouts; ``weights`` are ``later_weights(count, cold)``.
+    Returns (points, quantities), or one row when nothing in it varies.
     """
     first_cold, first_warm = (
         variant[:, FIRST] + count.last[:, :1] * (variant[:, FIRST_LAST] - variant[:, FIRST])
         for variant in probes
     )
-    first = first_cold + (1.0 - cold[:, :1]) * (first_warm - first_cold)
-    out = first
-    weights = later_weights(count, cold)
+    # first_cold + (1 - cold_0) (first_warm - first_cold), then each variant's
+    # level w + slope w (k - 1) + last_turn w last added term by term.
+    out = add_to(first_cold, (1.0 - cold[:, :1]) * subtract_from(first_warm, first_cold))
     for variant, (weight, weight_steps, weight_last) in zip(probes, weights, strict=True):
         level = variant[:, SECOND]
         slope = variant[:, THIRD] - level
         last_turn = variant[:, SECOND_LAST] - level
-        out = (
-            out
-            + level * weight[:, None]
-            + slope * weight_steps[:, None]
-            + last_turn * weight_last[:, None]
-        )
+        term = level * weight[:, None]
+        out = add_to(out, term)
+        out = add_to(out, np.multiply(slope, weight_steps[:, None], out=term))
+        out = add_to(out, np.multiply(last_turn, weight_last[:, None], out=term))
     return out
 
 

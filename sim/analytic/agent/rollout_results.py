@@ -22,6 +22,7 @@ from sim.analytic.agent.turn_table import (
     TTFT,
     UNCACHED,
 )
+from sim.analytic.agent.varying import held_once
 from sim.turn.transports import Transport
 
 
@@ -47,8 +48,10 @@ def expectations_of(
 
 def cold_turn_count(count: TurnCount, cold: ColdTurns) -> np.ndarray:
     """Expected connections per rollout: turn 0's, plus every later turn's it reaches."""
-    later = np.where(count.index >= 1, count.reach * cold.probability, 0.0)
-    return cold.probability[:, 0] + total(later)
+    reach, probability = held_once(count.reach), held_once(cold.probability)
+    later = np.where(count.index >= 1, reach * probability, 0.0)
+    counted = probability[:, 0] + total(later)  # once when neither varies over the points
+    return np.broadcast_to(counted, count.reach.shape[:1]).copy()
 
 
 def later_excess(count: TurnCount, cold: ColdTurns, excess: Excess) -> np.ndarray:

@@ -26,6 +26,8 @@ def held_once(values: np.ndarray) -> np.ndarray:
     if values.ndim == 0 or values.shape[0] < 2:
         return values
     first = values[:1]
+    if values.strides[0] == 0:  # one row read as every point's (``np.broadcast_to``)
+        return first
     if values.dtype.itemsize == 8 and not np.array_equal(
         values[-1:].view(np.uint64), first.view(np.uint64)
     ):
