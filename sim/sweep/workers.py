@@ -74,7 +74,7 @@ def replication_workers(
     # Replications in the workers report their progress on a queue; a thread here hands
     # each report to this process's sink (a bar), so the bar moves while they run.
     reports: multiprocessing.SimpleQueue[tuple[str, float] | None] = multiprocessing.SimpleQueue()
-    with ProcessPoolExecutor(count, initializer=_report_to, initargs=(reports,)) as pool:
+    with ProcessPoolExecutor(count, initializer=_start_worker, initargs=(reports,)) as pool:
         relay = threading.Thread(target=_relay, args=(reports,), daemon=True)
         relay.start()
         try:
@@ -86,8 +86,13 @@ def replication_workers(
             relay.join()
 
 
-def _report_to(reports: Any) -> None:
-    """A worker's progress goes to the queue its parent reads."""
+def _start_worker(reports: Any) -> None:
+    """A worker's progress goes to the queue its parent reads, and its BLAS runs on one
+    thread: the workers are one per core already, and a BLAS thread per core in each
+    (woken by a block's matrix product, then spinning) takes the other workers' cores."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
     progress.sink = lambda job, fraction: reports.put((job, fraction))
 
 
