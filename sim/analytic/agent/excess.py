@@ -50,13 +50,12 @@ def parallel_excess(
     draws: ExpectedDraws,
     count: TurnCount,
     probe_work: tuple[Work, Work],
-    shared: Any = None,
+    shared: Any,
 ) -> Excess:
     """The excess of every turn, given the work (cold, warm) of the probe turns; ``shared``
-    is ``columns`` with what does not vary held once (``sim.analytic.agent.varying``), when
-    the caller reads it so: the margins are then computed once where no point's differ."""
-    scenario = columns if shared is None else shared
-    margins = [parallel_margin_s(scenario, work) for work in probe_work]
+    is ``columns`` with what does not vary held once (``sim.analytic.agent.varying``), so
+    the margins are computed once where no point's differ."""
+    margins = [parallel_margin_s(shared, work) for work in probe_work]
     first = PROBE_TURN == 0
     cold_probe, warm_probe = (np.where(first, np.maximum(0.0, m), 0.0) for m in margins)
     later = []
