@@ -164,25 +164,15 @@ class ServerPool:
         with a grant event; only its place among events at exactly that time, scheduled at
         the very instant of the handover, could differ.
         """
-        env = self._env
         if done is None and self.take():
-            # The commonest holding: nothing to tell, a free server, so no closure either.
-            env.timeout(service_s).callbacks.append(self._give_back)  # type: ignore[union-attr]
+            # The commonest holding: nothing to tell, a free server, so no object for it either.
+            self._env.timeout(service_s).callbacks.append(self._give_back)  # type: ignore[union-attr]
             return
-
-        def finish(_event: Event) -> None:
-            self.release()
-            if done is not None:
-                done()
-
-        # A new event's callbacks are a list (None only once it has been processed).
-        def start() -> None:
-            env.timeout(service_s).callbacks.append(finish)  # type: ignore[union-attr]
-
+        holding = _AsideHolding(self, service_s, done)
         if self.take():
-            start()
+            holding.start()
             return
-        self.wait(start)
+        self.wait(holding.start)
 
     def _release_held(self, _event: Event) -> None:
         self.release()
@@ -190,6 +180,28 @@ class ServerPool:
     def utilization(self) -> float:
         """Time-average busy servers over capacity, in the measured window."""
         return self.busy.mean() / self.capacity
+
+
+class _AsideHolding:
+    """A side holding that queued or tells ``done`` at its end (``ServerPool.hold_aside``):
+    an object, not closures, so it makes no reference cycle (compiled, closures that call
+    each other would, and the cyclic garbage collector would have them to find)."""
+
+    __slots__ = ("done", "pool", "service_s")
+
+    def __init__(
+        self, pool: ServerPool, service_s: float, done: Callable[[], object] | None
+    ) -> None:
+        self.pool, self.service_s, self.done = pool, service_s, done
+
+    def start(self) -> None:
+        # A new event's callbacks are a list (None only once it has been processed).
+        self.pool._env.timeout(self.service_s).callbacks.append(self.finish)  # type: ignore[union-attr]
+
+    def finish(self, _event: Event) -> None:
+        self.pool.release()
+        if self.done is not None:
+            self.done()
 
 
 class Replicas:
