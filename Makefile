@@ -16,7 +16,7 @@ ALL_EXTRAS := dashboard,sweep,dev,testbed
 
 .PHONY: setup bytecode engine demo test test-fast coverage lint format bench docs dashboard notebooks clean
 
-setup: $(VENV)/.installed-all
+setup: $(VENV)/.installed-all $(VENV)/.compiled
 
 # The venv gets no pip of its own (ensurepip alone takes longer than every install after
 # it); the machine's pip puts uv into it.
@@ -27,6 +27,16 @@ $(UV):
 # The engine, the analysis and the command line: what `make demo` needs.
 $(VENV)/.installed-core: pyproject.toml | $(UV)
 	$(INSTALL) -e .
+	touch $@
+
+# The event loop's compiled modules (Cython, setup.py; sim.des.compiled): the install builds
+# them, and builds them again here when one of their sources changes (stale ones are not
+# used: the engine would run its .py modules, with a warning).
+COMPILED_SOURCES := setup.py sim/des/compiled.py $(wildcard sim/des/*.pyx sim/des/*.pxd) \
+	$(patsubst %.pyx,%.py,$(wildcard sim/des/*.pyx)) $(patsubst %.pxd,%.py,$(wildcard sim/des/*.pxd))
+
+$(VENV)/.compiled: $(COMPILED_SOURCES) $(VENV)/.installed-core
+	$(INSTALL) --no-deps -e .
 	touch $@
 
 $(VENV)/.installed-dashboard: pyproject.toml $(VENV)/.installed-core
@@ -59,10 +69,10 @@ $(VENV)/.engine: pyproject.toml $(VENV)/.installed-core
 
 # The project's own modules (an editable install, so not in the venv): compiled again only
 # where a source changed.
-bytecode: $(VENV)/.installed-core
+bytecode: $(VENV)/.installed-core $(VENV)/.compiled
 	$(BIN)/python -m compileall -q models sim
 
-demo: $(VENV)/.installed-core bytecode  ## the headline: per-request HTTP vs WebSocket mode on codex-spark
+demo: $(VENV)/.installed-core $(VENV)/.compiled bytecode  ## the headline: per-request HTTP vs WebSocket mode on codex-spark
 	$(BIN)/loopbudget compare codex-spark:http codex-spark:ws
 
 # The suite in two streams at once. The tests that measure real time (live servers, the

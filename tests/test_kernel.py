@@ -3,7 +3,9 @@
 Each case runs one fleet replication (or one agent's block) twice, once on the
 engine's own queue and once on ``simpy.Environment``, and compares every record
 array, every statistic and every checkpoint exactly: the queue must process the
-same events at the same times in the same order.  The cases cover queues at
+same events at the same times in the same order.  Where the engine's event loop is
+compiled (``sim.des.compiled``), the run on SimPy is the ``.py`` modules' in a child
+process (``tests/pure_engine.py``): the compiled modules take only their own queue.  The cases cover queues at
 every pool (the tiny fleet), both transports, open arrivals, sessions, KV
 residency with per-replica queues, the rate limit with its retries, compaction
 and server errors.
@@ -16,11 +18,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import pure_engine
 import simpy
 from test_fleet_invariants import replication_fields
 
 from models.loading import load_scenario
 from models.scenario import Scenario
+import sim.des
 from sim.des import engine, kernel
 from sim.des.runners import simulate, simulate_fleet
 from sim.turn.transports import Transport
@@ -63,6 +67,10 @@ def case(name: str) -> Scenario:
     return load_scenario(source, ["load.duration_s=60", "load.warmup_s=10", *overrides])
 
 
+def one_agent_scenario() -> Scenario:
+    return load_scenario("codex-spark", ["connection.reuse_across_rollouts=true"])
+
+
 def on_simpy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(engine, "Environment", simpy.Environment)
 
@@ -84,9 +92,12 @@ def test_a_fleet_replication_is_simpys_bit_for_bit(
     s = case(name)
     ours = simulate_fleet(s, transport, 1, trace_rollouts=3)
     assert ours.records.count > 0
-    with monkeypatch.context() as patched:
-        on_simpy(patched)
-        theirs = simulate_fleet(s, transport, 1, trace_rollouts=3)
+    if sim.des.COMPILED:
+        theirs = pure_engine.fleet(name, transport, on_simpy=True)
+    else:
+        with monkeypatch.context() as patched:
+            on_simpy(patched)
+            theirs = simulate_fleet(s, transport, 1, trace_rollouts=3)
     assert_same(replication_fields(ours), replication_fields(theirs))
     turns, reference = ours.records.turn_records, theirs.records.turn_records
     assert turns is not None and reference is not None
@@ -95,11 +106,14 @@ def test_a_fleet_replication_is_simpys_bit_for_bit(
 
 
 def test_one_agent_on_the_queue_is_simpys_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
-    s = load_scenario("codex-spark", ["connection.reuse_across_rollouts=true"])
+    s = one_agent_scenario()
     ours = simulate(s, Transport.HTTP, 300, reference=True)
-    with monkeypatch.context() as patched:
-        on_simpy(patched)
-        theirs = simulate(s, Transport.HTTP, 300, reference=True)
+    if sim.des.COMPILED:
+        theirs = pure_engine.one_agent(on_simpy=True)
+    else:
+        with monkeypatch.context() as patched:
+            on_simpy(patched)
+            theirs = simulate(s, Transport.HTTP, 300, reference=True)
     for field in ours.__dataclass_fields__:
         if field != "turn_records":
             np.testing.assert_array_equal(getattr(ours, field), getattr(theirs, field), field)

@@ -1,4 +1,12 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
+"""The compiled twin of ``sim.des.fleet_turn`` (``sim.des.compiled``): the same rollout,
+line for line, with its clock, indices and seconds in C variables and a turn's seconds
+read straight from their ``array.array`` (``sim.turn.phases.Segments``).
+
+Every event and every arithmetic step is the ``.py``'s, in the same order;
+``tests/test_compiled.py`` runs both and compares every record bit for bit.
+"""
+
 from cpython cimport array
 from models.stages import Side
 from sim.des.kernel cimport Environment, Event, Timeout
@@ -9,6 +17,8 @@ _PARALLEL, _POST = Side.PARALLEL_SAFETY, Side.OVERLAPPED_POST
 
 
 def fleet_rollout(sim, session, organization):
+    """The next rollout of a fleet, contending for the pools, turn by turn (the ``.py``'s
+    ``fleet_rollout``)."""
     cdef Environment env = sim.env
     cdef ServerPool pool, inner, post_pool = sim.post_pool
     cdef double window_start_s = sim.window_start_s, window_end_s = sim.window_end_s
@@ -64,7 +74,7 @@ def fleet_rollout(sim, session, organization):
                     ended, replica = _inference(sim, block, seg, t, index, seconds, replica)
                     yield ended
                 else:
-                    chosen = [replica]
+                    chosen = [replica]  # the replica, as chosen at the handover
                     yield _queue_for_inference(sim, pool, block, seg, t, index, seconds, chosen)
                     replica = chosen[0]
                 if residency is not None:
@@ -76,7 +86,7 @@ def fleet_rollout(sim, session, organization):
                 column = step[1]
                 nested = seg.nested[phase]
                 if nested is not None and not nested[3][t]:
-                    nested = None
+                    nested = None  # this turn does not use the nested pool
                 if nested is None:
                     first_s = seconds
                 else:
@@ -130,6 +140,8 @@ def fleet_rollout(sim, session, organization):
 
 
 cdef _inference(sim, block, seg, long t, session, double prefill_s, long replica):
+    """The inference phase on a stream just taken, with the parallel classifiers joined on
+    it: the event at its end and the replica (the ``.py``'s ``_inference``)."""
     cdef Environment env = sim.env
     cdef ServerPool parallel
     cdef double decode_s, parallel_s
@@ -160,7 +172,11 @@ cdef _inference(sim, block, seg, long t, session, double prefill_s, long replica
     return ended, replica
 
 
-cdef Event _queue_for_inference(sim, ServerPool pool, block, seg, long t, session, double prefill_s, list chosen):
+cdef Event _queue_for_inference(
+    sim, ServerPool pool, block, seg, long t, session, double prefill_s, list chosen
+):
+    """Queue for a stream of ``pool``: the phase starts when ``release`` hands one over (the
+    ``.py``'s ``_queue_for_inference``)."""
     cdef Environment env = sim.env
     cdef Event ended = env.event()
     cdef double arrived_s = env.now
