@@ -22,11 +22,13 @@ from typing import Any
 import numpy as np
 import simpy
 
+import sim.des
 from models.loading import load_scenario
 from models.scenario import Scenario
 from models.stages import STAGES, Stage
 from sim.analytic.agent.engine import expect
 from sim.des import engine as des_engine
+from sim.des import kernel as des_kernel
 from sim.des.runners import simulate_fleet
 from sim.turn.transports import Transport
 
@@ -53,9 +55,16 @@ def one_rollout_each(agents: int) -> Scenario:
 @contextmanager
 def counting_events() -> Iterator[list[int]]:
     """Count every event SimPy schedules while the block runs; the engine runs on SimPy's
-    queue meanwhile (its own queue schedules the same events)."""
+    queue meanwhile (its own queue schedules the same events), or, compiled
+    (``sim.des.compiled``), on its own queue, which counts them."""
     counter = [0]
     original = simpy.Environment.schedule
+    queues: list[Any] = []
+
+    class CountedQueue(des_kernel.Environment):
+        def __init__(self) -> None:
+            super().__init__()
+            queues.append(self)
 
     def schedule(self: simpy.Environment, event: Any, priority: int = 1, delay: float = 0) -> None:
         counter[0] += 1
@@ -63,12 +72,13 @@ def counting_events() -> Iterator[list[int]]:
 
     simpy.Environment.schedule = schedule
     own_queue = des_engine.Environment
-    des_engine.Environment = simpy.Environment  # type: ignore[misc,assignment]
+    des_engine.Environment = CountedQueue if sim.des.COMPILED else simpy.Environment  # type: ignore[misc,assignment]
     try:
         yield counter
     finally:
         simpy.Environment.schedule = original
         des_engine.Environment = own_queue  # type: ignore[misc]
+        counter[0] += sum(queue.scheduled for queue in queues)
 
 
 def run_engine(scenario: Scenario, transport: Transport) -> int:

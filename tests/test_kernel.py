@@ -5,10 +5,10 @@ engine's own queue and once on ``simpy.Environment``, and compares every record
 array, every statistic and every checkpoint exactly: the queue must process the
 same events at the same times in the same order.  Where the engine's event loop is
 compiled (``sim.des.compiled``), the run on SimPy is the ``.py`` modules' in a child
-process (``tests/pure_engine.py``): the compiled modules take only their own queue.  The cases cover queues at
-every pool (the tiny fleet), both transports, open arrivals, sessions, KV
-residency with per-replica queues, the rate limit with its retries, compaction
-and server errors.
+process (``tests/pure_engine.py``): the compiled modules take only their own
+queue.  The cases cover queues at every pool (the tiny fleet), both transports,
+open arrivals, sessions, KV residency with per-replica queues, the rate limit with
+its retries, compaction and server errors.
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
-import pytest
 import pure_engine
+import pytest
 import simpy
 from test_fleet_invariants import replication_fields
 
+import sim.des
 from models.loading import load_scenario
 from models.scenario import Scenario
-import sim.des
 from sim.des import engine, kernel
 from sim.des.runners import simulate, simulate_fleet
 from sim.turn.transports import Transport

@@ -24,7 +24,8 @@ cdef class Environment:
     cdef Py_ssize_t* free_slots
     cdef Py_ssize_t free_count
     cdef list events
-    cdef long long sequence
+    cdef readonly long long scheduled
+    cdef readonly long long processed
     cdef public double now
     cdef void _push(self, double time, long long priority, Event event) except *
     cdef void _grow(self) except *
