@@ -36,7 +36,8 @@ COMPILED_SOURCES := setup.py sim/des/compiled.py $(wildcard sim/des/*.pyx sim/de
 	$(patsubst %.pyx,%.py,$(wildcard sim/des/*.pyx)) $(patsubst %.pxd,%.py,$(wildcard sim/des/*.pxd))
 
 $(VENV)/.compiled: $(COMPILED_SOURCES) $(VENV)/.installed-core
-	$(INSTALL) --no-deps -e .
+	$(BIN)/python -c "import sim.des.compiled as c, sys; sys.exit(c.state(c.HERE) != 'current')" \
+		|| $(INSTALL) --no-deps -e .
 	touch $@
 
 $(VENV)/.installed-dashboard: pyproject.toml $(VENV)/.installed-core
