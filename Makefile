@@ -94,8 +94,9 @@ test: setup engine lint  ## lint, then the whole test suite (builds the real eng
 test-fast: setup  ## the fast loop for every change: no fleets, live servers, browser or notebooks
 	$(BIN)/python -m pytest -m "not slow and not live and not browser and not notebook"
 
+# coverage.py sees no line of a compiled module: the suite runs the .py modules here.
 coverage: setup  ## the whole suite under coverage.py: the share of lines of models/ and sim/ it runs
-	$(BIN)/python -m pytest --cov --cov-report=term:skip-covered
+	LOOPBUDGET_PURE_PYTHON=1 $(BIN)/python -m pytest --cov --cov-report=term:skip-covered
 
 # mypy reads the packages of every extra (the dashboard, sweeps, the testbed and its engine).
 lint: setup engine  ## ruff, then mypy (strict on models/ and both engines)
