@@ -112,6 +112,7 @@ def test_stale_modules_give_way_to_the_sources_with_a_warning(tmp_path: Path) ->
 def test_current_modules_are_used_unless_pure_python_is_asked_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv(compiled.PURE_PYTHON_VARIABLE, raising=False)
     directory = _package(tmp_path)
     compiled.write_record(directory)
     before = list(sys.meta_path)
