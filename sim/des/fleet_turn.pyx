@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False
+# cython: language_level=3, boundscheck=True, wraparound=False
 """The compiled twin of ``sim.des.fleet_turn`` (``sim.des.compiled``): the same rollout,
 line for line, with its clock, indices and seconds in C variables and a turn's seconds
 read straight from their ``array.array`` (``sim.turn.phases.Segments``).
