@@ -59,7 +59,7 @@ class Points:
         self.base_raw = base_raw
         self.base: Scenario | None = None
         self._hash: HashAgainstBase | None = None
-        self._sections: dict[tuple[str, ...], Any] = {}
+        self._sections: dict[tuple[Any, ...], Any] = {}
         self._field_names = frozenset(Scenario.model_fields)
         self._rules = _rules_across_sections()
         try:
