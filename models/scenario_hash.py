@@ -67,6 +67,7 @@ class HashAgainstBase:
             for n in range(len(self._order))
         ]
         self._whole = _digest("{" + ",".join(self._text) + "}")
+        self._around: dict[tuple[int, str], tuple[Any, bytes]] = {}
 
     def __call__(self, scenario: Scenario) -> str:
         sections = self._sections(scenario.__dict__)
@@ -74,6 +75,12 @@ class HashAgainstBase:
         if True not in differs:
             return self._whole
         first = differs.index(True)
+        items = self._items[first]
+        if items is not None and differs.count(True) == 1:
+            changed = items.changed(sections[first])
+            if changed is not None and len(changed) == 1:
+                value = items.value_text(sections[first], changed[0])
+                return self._one_value(first, changed[0], value)
         texts = self._text[first:]
         for position in itertools.compress(range(first, len(differs)), differs[first:]):
             section = sections[position]
@@ -86,6 +93,25 @@ class HashAgainstBase:
             texts[position - first] = known[1]
         digest = self._before[first].copy()
         digest.update((",".join(texts) + "}").encode())
+        return digest.hexdigest()[:HASH_DIGITS]
+
+    def _one_value(self, position: int, name: str, value: str) -> str:
+        """The hash of the base with field ``name`` of the ``position``-th section written as
+        ``value``: the text before the value is hashed once, the text after it encoded once."""
+        items = self._items[position]
+        assert items is not None
+        around = self._around.get((position, name))
+        if around is None:
+            texts = list(self._text)
+            texts[position] = self._label[position] + items.with_values({name: _VALUE})
+            before, after = ("{" + ",".join(texts) + "}").split(_VALUE)
+            around = self._around[position, name] = (
+                hashlib.sha256(before.encode()),
+                after.encode(),
+            )
+        digest = around[0].copy()
+        digest.update(value.encode())
+        digest.update(around[1])
         return digest.hexdigest()[:HASH_DIGITS]
 
     def _section_text(self, scenario: Scenario, position: int) -> str:
@@ -123,9 +149,10 @@ class _SectionItems:
         self._most = len(self._names) // 2
         self._all_written = len(self._where) == len(self._names)
 
-    def text(self, section: BaseModel) -> str | None:
-        """The section's canonical JSON, or None if too many of its fields are other objects
-        than the base's (writing it whole is then as quick)."""
+    def changed(self, section: BaseModel) -> list[str] | None:
+        """The fields of ``section`` whose values are other objects than the base's, or None
+        if the section is written whole (another type, or too many of them: writing it whole
+        is then as quick)."""
         if type(section) is not self._type:
             return None
         differs = map(operator.is_not, self._values(section.__dict__), self._base_values)
@@ -134,11 +161,27 @@ class _SectionItems:
             self._all_written or self._where.keys() >= set(changed)
         ):
             return None
+        return changed
+
+    def text(self, section: BaseModel) -> str | None:
+        """The section's canonical JSON, or None if it is written whole."""
+        changed = self.changed(section)
+        if changed is None:
+            return None
+        if not changed:
+            return self.with_values({})
+        whole = self._dump(section, mode="json", by_alias=True)
+        return self.with_values({name: _canonical(whole[self._keys[name]]) for name in changed})
+
+    def value_text(self, section: BaseModel, name: str) -> str:
+        """Canonical JSON of the value of field ``name`` of ``section``."""
+        return _canonical(self._dump(section, mode="json", by_alias=True)[self._keys[name]])
+
+    def with_values(self, texts: dict[str, str]) -> str:
+        """The base's canonical JSON with the values of some fields written as ``texts``."""
         items = list(self._items)
-        if changed:
-            dumped = self._dump(section, mode="json", by_alias=True)
-            for name in changed:
-                items[self._where[name]] = self._labels[name] + _canonical(dumped[self._keys[name]])
+        for name, text in texts.items():
+            items[self._where[name]] = self._labels[name] + text
         return "{" + ",".join(items) + "}"
 
 
@@ -157,6 +200,9 @@ def _dumped_field_by_field(model: type[BaseModel]) -> bool:
         decorators.model_serializers or decorators.field_serializers or decorators.computed_fields
     )
 
+
+_VALUE = "\0"
+"""Where a value goes in a text split around it: canonical JSON escapes it in strings."""
 
 _SEEN_SECTIONS = 4096
 """Sections other than the base's whose text a ``HashAgainstBase`` keeps (then it starts

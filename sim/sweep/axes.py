@@ -61,7 +61,7 @@ class Axis(Table):
         values = np.union1d(space(start, stop, num), np.asarray(self.include, dtype=float))
         if self.integer:
             return [int(v) for v in np.unique(np.rint(values))]
-        return [float(v) for v in values]
+        return values.tolist()  # Python floats, as float(v) of each value
 
     def from_unit(self, unit: np.ndarray) -> list[Any]:
         """Map samples on [0, 1) to [low, high] with this axis's scale (sampled axes)."""

@@ -59,7 +59,7 @@ class Points:
         self.base_raw = base_raw
         self.base: Scenario | None = None
         self._hash: HashAgainstBase | None = None
-        self._sections: dict[tuple[str, ...], Any] = {}
+        self._sections: dict[tuple[Any, ...], Any] = {}
         self._field_names = frozenset(Scenario.model_fields)
         self._rules = _rules_across_sections()
         try:
@@ -86,10 +86,15 @@ class Points:
         """The point from its validated sections: the scenario's validation takes a section
         that is already a model as it is, and checks the rules across sections."""
         assert self.base is not None
-        touched: dict[str, dict[str, Any]] = {}
-        for path, value in changes.items():
-            touched.setdefault(str(_keys(path)[0]), {})[path] = value
-        sections = {name: self._section(name, own) for name, own in touched.items()}
+        touched = _sections_of(tuple(changes))
+        if len(touched) == 1:  # the paths of one section: its changes are all the changes
+            name, _, keys = touched[0]
+            sections = {name: self._section(name, changes, keys)}
+        else:
+            sections = {
+                name: self._section(name, {path: changes[path] for path in paths}, keys)
+                for name, paths, keys in touched
+            }
         rules = self._rules
         if rules is None:
             return Scenario.model_validate({**self.base.__dict__, **sections})
@@ -104,26 +109,42 @@ class Points:
             scenario = rule(scenario)
         return scenario
 
-    def _section(self, name: str, changes: dict[str, Any]) -> Any:
-        """Section ``name`` of the base with ``changes`` set, validated once per distinct
-        set of changes (a top-level field alone, such as the seed, by its own rules)."""
-        key = (name, *map(_ASSIGNED.format, changes, changes.values()))
+    def _section(self, name: str, changes: dict[str, Any], keys: tuple[str, ...] | None) -> Any:
+        """Section ``name`` of the base with ``changes`` set (each setting one of its ``keys``,
+        if given), validated once per distinct set of changes (a top-level field alone, such
+        as the seed, by its own rules)."""
+        key = (name, *map(_assigned, changes, changes.values()))
         found = self._sections.get(key)
         if found is None:
-            found = _field_adapter(name).validate_python(self._section_table(name, changes))
+            found = _field_validator(name)(self._section_table(name, changes, keys))
             if len(self._sections) >= _DISTINCT_SECTIONS:
                 self._sections.clear()
             self._sections[key] = found
         return found
 
-    def _section_table(self, name: str, changes: dict[str, Any]) -> Any:
+    def _section_table(
+        self, name: str, changes: dict[str, Any], keys: tuple[str, ...] | None
+    ) -> Any:
         """Section ``name``'s table with ``changes`` set (``point_table``'s, without copying
-        the scenario's table when each change sets one of the section's own keys)."""
+        the scenario's table when each change sets one of the section's own ``keys``)."""
         own = self.base_raw.get(name)
-        keys = _own_keys(tuple(changes))
         if isinstance(own, dict) and keys is not None:
-            return {**own, **dict(zip(keys, changes.values(), strict=True))}
+            table = own.copy()
+            table.update(zip(keys, changes.values(), strict=True))
+            return table
         return point_table({name: self.base_raw[name]}, changes)[name]
+
+
+@functools.lru_cache(maxsize=1024)
+def _sections_of(
+    paths: tuple[str, ...],
+) -> tuple[tuple[str, tuple[str, ...], tuple[str, ...] | None], ...]:
+    """The sections ``paths`` set (their first keys), each with its paths in order and the
+    section's keys they name (``_own_keys``)."""
+    touched: dict[str, list[str]] = {}
+    for path in paths:
+        touched.setdefault(str(_keys(path)[0]), []).append(path)
+    return tuple((name, tuple(own), _own_keys(tuple(own))) for name, own in touched.items())
 
 
 @functools.lru_cache(maxsize=1024)
@@ -139,9 +160,19 @@ def _own_keys(paths: tuple[str, ...]) -> tuple[str, ...] | None:
     return None
 
 
-_ASSIGNED = "{}={!r}"
-"""An assignment as a key of the validated sections: its path and its value's repr (which
-tells 1, 1.0 and True apart, and 0.0 from -0.0)."""
+def _assigned(path: str, value: Any) -> tuple[Any, ...]:
+    """An assignment as a key of the validated sections: its path, its value's type and the
+    value (which tells 1, 1.0 and True apart), or the value's repr where equal values of one
+    type may differ (0.0 and -0.0) or a value is not hashable."""
+    kind = type(value)
+    if kind in _SAME_WHEN_EQUAL or (kind is float and value):
+        return (path, kind, value)
+    return (path, repr(value))
+
+
+_SAME_WHEN_EQUAL = frozenset({int, bool, str})
+"""Types whose equal values are one value (as nonzero floats are; NaN, equal to nothing,
+is found again only as the same object)."""
 
 _DISTINCT_SECTIONS = 4096
 """Validated sections a ``Points`` keeps (then it starts again): a sweep's axis values."""
@@ -174,11 +205,12 @@ def _takes_model_alone(rule: Callable[..., Any]) -> bool:
 
 
 @functools.cache
-def _field_adapter(name: str) -> TypeAdapter[Any]:
-    """Validates one field of ``Scenario`` as the scenario's own validation does."""
+def _field_validator(name: str) -> Callable[[Any], Any]:
+    """Validates one field of ``Scenario`` as the scenario's own validation does (the core
+    of ``TypeAdapter.validate_python``, which passes its defaults on to it)."""
     field = Scenario.model_fields[name]
     annotated: Any = Annotated[field.annotation, field]
-    return TypeAdapter(annotated)
+    return TypeAdapter(annotated).validator.validate_python
 
 
 @functools.lru_cache(maxsize=1024)

@@ -16,6 +16,8 @@ section's ``model_fields``, so it has exactly the tree's names:
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import operator
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, make_dataclass
 from enum import Enum
@@ -47,8 +49,8 @@ class ObjectColumn(Generic[T]):
     @classmethod
     def of(cls, items: Sequence[T]) -> ObjectColumn[T]:
         """The column of ``items``, equal values stored once (the same object is found fast)."""
-        if len(items) == 1:
-            return cls((items[0],), np.zeros(1, dtype=np.intp))
+        if len(items) == 1 or _all_same(items):
+            return cls((items[0],), np.zeros(len(items), dtype=np.intp))
         by_id: dict[int, int] = {}
         by_value: dict[Any, int] = {}
         distinct: list[T] = []
@@ -245,23 +247,36 @@ def _columns(section: type[BaseModel], items: list[Any]) -> Any:
     # Points often share a section object (a sweep's points share the base's untouched
     # sections): read each distinct object once and spread it to its points.
     first = items[0]
-    if len(items) > 1 and all(item is first for item in items):
+    if len(items) > 1 and _all_same(items):
         return take_points(_distinct_columns(section, [first]), np.zeros(len(items), np.intp))
-    position: dict[int, int] = {}
-    index = [position.setdefault(id(item), len(position)) for item in items]
-    if len(position) < len(items):
+    ids = list(map(id, items))
+    if len(set(ids)) < len(items):
+        position: dict[int, int] = {}
+        index = [position.setdefault(i, len(position)) for i in ids]
         distinct = list({id(item): item for item in items}.values())
         return take_points(_distinct_columns(section, distinct), np.asarray(index, dtype=np.intp))
     return _distinct_columns(section, items)
 
 
+def _all_same(items: Sequence[Any]) -> bool:
+    """Whether every item is the first item's object."""
+    return all(map(operator.is_, items, itertools.repeat(items[0])))
+
+
 def _distinct_columns(section: type[BaseModel], items: list[Any]) -> Any:
     numbers, others = _layout(section)
-    # All of a section's numbers in one array, one contiguous row per field.
-    rows = np.array([[getattr(item, name) for item in items] for name in numbers], dtype=float)
-    values: dict[str, Any] = {name: rows[i][:, None] for i, name in enumerate(numbers)}
+    values: dict[str, Any] = {}
+    if numbers:
+        # All of a section's numbers in one array, one contiguous row per field (read a
+        # point at a time, each point's numbers at once).
+        read = operator.attrgetter(*numbers)
+        if len(numbers) == 1:
+            rows = np.array([list(map(read, items))], dtype=float)
+        else:
+            rows = np.ascontiguousarray(np.array(list(map(read, items)), dtype=float).T)
+        values = {name: rows[i][:, None] for i, name in enumerate(numbers)}
     for name, kind, annotation in others:
-        leaves = [getattr(item, name) for item in items]
+        leaves = list(map(operator.attrgetter(name), items))
         if kind is _Leaf.SECTION:
             values[name] = _columns(annotation, leaves)
         else:
