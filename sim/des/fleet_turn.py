@@ -11,7 +11,7 @@ frames as possible.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
 from models.stages import Side
@@ -124,6 +124,25 @@ def fleet_rollout(
     if residency is not None:
         residency.close(index)
     sim.end_rollout(block, local, measured)
+
+
+def closed_agent(
+    sim: Simulation,
+    organization: int,
+    first_start_s: Callable[[], float],
+    think_s: Callable[[], float],
+    rollout_begins: Callable[[], None],
+) -> Generator[Event, Any, None]:
+    """An agent of a closed population: it starts after ``first_start_s()``, then runs
+    rollouts back to back (``fleet_rollout``), ``think_s()`` apart, on its session
+    connection if it keeps one; ``rollout_begins`` is told before each.  The rollouts run
+    inline (``yield from``), so each event resumes one frame of this module's."""
+    yield sim.env.timeout(first_start_s())
+    session = sim.session_connection()
+    while True:
+        rollout_begins()
+        yield from fleet_rollout(sim, session, organization)
+        yield sim.env.timeout(think_s())
 
 
 def _inference(

@@ -139,6 +139,17 @@ def fleet_rollout(sim, session, organization):
     sim.end_rollout(block, local, measured)
 
 
+def closed_agent(sim, organization, first_start_s, think_s, rollout_begins):
+    """An agent of a closed population (the ``.py``'s ``closed_agent``)."""
+    cdef Environment env = sim.env
+    yield env.timeout(first_start_s())
+    session = sim.session_connection()
+    while True:
+        rollout_begins()
+        yield from fleet_rollout(sim, session, organization)
+        yield env.timeout(think_s())
+
+
 cdef _inference(sim, block, seg, long t, session, double prefill_s, long replica):
     """The inference phase on a stream just taken, with the parallel classifiers joined on
     it: the event at its end and the replica (the ``.py``'s ``_inference``)."""

@@ -178,16 +178,11 @@ class _Fleet:
         if self.first_measured is None and self.sim.env.now >= self.window[0]:
             self.first_measured = self.sim.next_rollout
 
-    def _closed_agent(self, agent: int) -> Generator[Event, Any, None]:
-        sim, load = self.sim, self.scenario.load
-        organization = agent % self.scenario.rate_limit.organizations
-        env = sim.env
-        yield env.timeout(self.arrivals.uniform(0.0, load.start_stagger_s))
-        session = sim.session_connection()
-        while True:
-            self._note_first_measured()
-            yield from sim.fleet_rollout(session, organization)
-            yield env.timeout(float(load.think_time_s.sample(self.arrivals, 1)[0]))
+    def _first_start_s(self) -> float:
+        return float(self.arrivals.uniform(0.0, self.scenario.load.start_stagger_s))
+
+    def _think_s(self) -> float:
+        return float(self.scenario.load.think_time_s.sample(self.arrivals, 1)[0])
 
     def _open_arrivals(self) -> Generator[Event, Any, None]:
         env = self.sim.env
@@ -224,11 +219,21 @@ class _Fleet:
             self.stop.succeed()
 
     def run(self, drain_limit_s: float) -> Replication:
+        from sim.des.fleet_turn import closed_agent
+
         sim, load = self.sim, self.scenario.load
         sim.env.process(self._checkpoints(drain_limit_s))
         if load.kind == "closed":
+            organizations = self.scenario.rate_limit.organizations
             for agent in range(load.agents):
-                sim.env.process(self._closed_agent(agent))
+                agent_loop = closed_agent(
+                    sim,
+                    agent % organizations,
+                    self._first_start_s,
+                    self._think_s,
+                    self._note_first_measured,
+                )
+                sim.env.process(agent_loop)
         else:
             sim.env.process(self._open_arrivals())
         sim.env.run(until=self.stop)
