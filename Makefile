@@ -111,6 +111,7 @@ format: $(VENV)/.installed-dev
 bench: setup bytecode  ## speed and memory as ratios against baselines in the same run (docs/performance.md)
 	$(BIN)/python -m benchmarks.run
 	$(BIN)/python -m benchmarks.waits
+	$(BIN)/python -m benchmarks.capacity
 
 docs: setup  ## regenerate the tables and numbers the docs quote from the model (minutes)
 	$(BIN)/python -m docs.scripts.regenerate
