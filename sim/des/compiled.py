@@ -5,7 +5,7 @@ replication's every event.  ``setup.py`` compiles them: ``pools`` and ``side_joi
 from their own ``.py`` (the ``.pxd`` beside each types it), ``kernel`` and
 ``fleet_turn`` from a ``.pyx`` twin of their ``.py`` (a heap of C structs, typed
 reads of a turn's arrays).  The build writes ``compiled.json`` beside the modules: the
-SHA-256 of every source and the size and modification time of every module it built.
+SHA-256 of every source and of every module it built.
 
 At import (``sim.des``'s ``__init__``), the compiled modules are used when that record
 matches: the same sources, the same built files.  Otherwise the ``.py`` modules are
@@ -66,9 +66,10 @@ def built_file(directory: Path, module: str) -> Path | None:
     return None
 
 
-def file_stamp(path: Path) -> list[int]:
-    stat = path.stat()
-    return [stat.st_size, stat.st_mtime_ns]
+def file_stamp(path: Path) -> str:
+    """What identifies a built file: its SHA-256 (not its time, which an installer that
+    unpacks a wheel sets anew)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def remove_built(directory: Path) -> None:
