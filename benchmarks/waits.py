@@ -26,22 +26,19 @@ each is kept, so a burst of load elsewhere hits every model alike.
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib.util
 import json
 import os
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from benchmarks.cpu_time import ROOT, best_cpu_s, child_cpu_s
+from benchmarks.fleet_waits import fleet
 from benchmarks.skeleton import run_skeleton
 from benchmarks.speed import coalesced_means_s, stage_means_s
 from models.costs import stage_costs
@@ -57,7 +54,6 @@ from sim.sweep.sweepfile import load_sweep
 from sim.sweep.tasks import analytic_scenario
 from sim.turn.transports import Transport, warm_turn_work
 
-ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = Path(__file__).resolve().parent / "results-waits.json"
 QUICK_OUTPUT = Path(__file__).resolve().parent / "results-waits-quick.json"
 GOALS = {
@@ -72,18 +68,6 @@ GOALS = {
     "fleet_1600_turns_per_cpu_s": 40_000,
 }
 """The goals each figure is held to (docs/performance.md)."""
-
-
-def best_cpu_s(runs: Sequence[Callable[[], object]], repeats: int) -> list[float]:
-    """Best CPU seconds of each callable over ``repeats`` interleaved rounds."""
-    best = [float("inf")] * len(runs)
-    for _ in range(repeats):
-        for index, run in enumerate(runs):
-            gc.collect()
-            began = time.process_time()
-            run()
-            best[index] = min(best[index], time.process_time() - began)
-    return best
 
 
 def numpy_ceiling(scenario: Any, transport: Transport, rollouts: int) -> float:
@@ -159,18 +143,6 @@ def sweep(points: int, repeats: int) -> dict[str, Any]:
     }
 
 
-def child_cpu_s(command: list[str], repeats: int) -> float:
-    """Best CPU seconds (user + system) of a command run as a child process."""
-    best = float("inf")
-    for _ in range(repeats):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run(command, capture_output=True, check=False, cwd=ROOT)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-        best = min(best, used)
-    return best
-
-
 def bytecode_compiled() -> bool:
     """Whether the venv's numpy and this project's engine have compiled bytecode (``make
     bench`` compiles both): without it every start compiles them again, which doubles
@@ -201,87 +173,6 @@ def start_up(repeats: int) -> dict[str, Any]:
             for k, v in found.items()
             if k != "numpy_import_cpu_s"
         },
-    }
-
-
-def on_simpy(run: Callable[[], object]) -> Callable[[], object]:
-    """``run`` with the engine on ``simpy.Environment`` instead of its own event queue."""
-    import simpy
-
-    from sim.des import engine
-
-    def patched() -> object:
-        own = engine.Environment
-        engine.Environment = simpy.Environment  # type: ignore[misc,assignment]
-        try:
-            return run()
-        finally:
-            engine.Environment = own  # type: ignore[misc]
-
-    return patched
-
-
-_ON_SIMPY_CHILD = """
-import gc, sys, time
-import simpy
-from benchmarks.fleet import one_rollout_each, run_engine
-from sim.des import engine
-from sim.turn.transports import Transport
-engine.Environment = simpy.Environment
-scenario = one_rollout_each(int(sys.argv[1]))
-gc.collect()
-began = time.process_time()
-run_engine(scenario, Transport.WS)
-print(time.process_time() - began)
-"""
-
-
-def simpy_cpu_s(agents: int) -> float:
-    """CPU seconds of one run of ``benchmarks.fleet``'s load on SimPy's queue: the ``.py``
-    modules of the engine in a child process where the compiled ones run in this one
-    (``sim.des.compiled``: they take only their own queue)."""
-    import sim.des
-    from benchmarks.fleet import one_rollout_each, run_engine
-
-    if not sim.des.COMPILED:
-        scenario = one_rollout_each(agents)
-        return best_cpu_s([on_simpy(lambda: run_engine(scenario, Transport.WS))], 1)[0]
-    child = subprocess.run(
-        [sys.executable, "-c", _ON_SIMPY_CHILD, str(agents)],
-        env={**os.environ, "LOOPBUDGET_PURE_PYTHON": "1"},
-        cwd=Path(__file__).resolve().parent.parent,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return float(child.stdout)
-
-
-def fleet(sizes: Sequence[int], repeats: int) -> dict[str, Any]:
-    """The engine on its own event queue, and on SimPy's (the same events, bit for bit)."""
-    from benchmarks.fleet import one_rollout_each, run_engine
-
-    rates, on_simpy_rates = {}, {}
-    for agents in sizes:
-        scenario = one_rollout_each(agents)
-        turns = run_engine(scenario, Transport.WS)
-
-        def run(s: Any = scenario) -> int:
-            return run_engine(s, Transport.WS)
-
-        seconds, simpy_seconds = float("inf"), float("inf")
-        for _ in range(repeats):
-            seconds = min(seconds, best_cpu_s([run], 1)[0])
-            simpy_seconds = min(simpy_seconds, simpy_cpu_s(agents))
-        rates[str(agents)] = turns / seconds
-        on_simpy_rates[str(agents)] = turns / simpy_seconds
-    smallest = rates[str(sizes[0])]
-    return {
-        "transport": Transport.WS.value,
-        "turns_per_cpu_s": rates,
-        "on_simpy_turns_per_cpu_s": on_simpy_rates,
-        "over_simpy": {agents: rate / on_simpy_rates[agents] for agents, rate in rates.items()},
-        "over_smallest": {agents: rate / smallest for agents, rate in rates.items()},
     }
 
 

@@ -90,7 +90,7 @@ def test_capacity_benchmark_reports_its_answers_and_times() -> None:
 def test_fleet_speed_is_measured_against_the_same_engine_on_simpy() -> None:
     """The fleet figure and its baseline in the same run: structure only; the engine's queue
     is its own again afterwards."""
-    from benchmarks.waits import fleet
+    from benchmarks.fleet_waits import fleet
     from sim.des import engine, kernel
 
     found = fleet((4,), 1)

@@ -15,7 +15,7 @@ import itertools
 
 import pytest
 
-from benchmarks.waits import best_cpu_s
+from benchmarks.cpu_time import best_cpu_s
 from sim.analytic.agent.columns import column_form
 from sim.analytic.agent.engine import expect_columns
 from sim.sweep.execute import chunk_tasks, sweep_context
