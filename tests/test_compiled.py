@@ -10,11 +10,15 @@ import sys
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pure_engine
 import pytest
-from test_fleet_invariants import replication_fields
-from test_kernel import CASES, assert_same, case, one_agent_scenario
+from test_kernel import (
+    CASES,
+    assert_same_replication,
+    assert_same_rollouts,
+    case,
+    one_agent_scenario,
+)
 
 import sim.des
 from sim.des import compiled
@@ -44,21 +48,13 @@ def test_a_compiled_fleet_replication_is_the_pure_ones_bit_for_bit(
 ) -> None:
     ours = simulate_fleet(case(name), transport, 1, trace_rollouts=3)
     assert ours.records.count > 0
-    pure = pure_engine.fleet(name, transport)
-    assert_same(replication_fields(ours), replication_fields(pure))
-    turns, reference = ours.records.turn_records, pure.records.turn_records
-    assert turns is not None and reference is not None
-    for field in turns.__dataclass_fields__:
-        np.testing.assert_array_equal(getattr(turns, field), getattr(reference, field), field)
+    assert_same_replication(ours, pure_engine.fleet(name, transport))
 
 
 @needs_compiled
 def test_one_compiled_agent_is_the_pure_one_bit_for_bit() -> None:
     ours = simulate(one_agent_scenario(), Transport.HTTP, 300, reference=True)
-    pure = pure_engine.one_agent()
-    for field in ours.__dataclass_fields__:
-        if field != "turn_records":
-            np.testing.assert_array_equal(getattr(ours, field), getattr(pure, field), field)
+    assert_same_rollouts(ours, pure_engine.one_agent())
 
 
 def _package(tmp_path: Path) -> Path:

@@ -26,7 +26,9 @@ import sim.des
 from models.loading import load_scenario
 from models.scenario import Scenario
 from sim.des import engine, kernel
+from sim.des.replication import Replication
 from sim.des.runners import simulate, simulate_fleet
+from sim.turn.records import RolloutRecords
 from sim.turn.transports import Transport
 
 TINY = str(Path(__file__).parent / "data" / "tiny-fleet.toml")
@@ -84,6 +86,22 @@ def assert_same(a: dict[str, object], b: dict[str, object]) -> None:
             assert value == b[name], name
 
 
+def assert_same_replication(ours: Replication, theirs: Replication) -> None:
+    """Every statistic, checkpoint and record of two replications alike, turns included."""
+    assert_same(replication_fields(ours), replication_fields(theirs))
+    turns, reference = ours.records.turn_records, theirs.records.turn_records
+    assert turns is not None and reference is not None
+    for field in turns.__dataclass_fields__:
+        np.testing.assert_array_equal(getattr(turns, field), getattr(reference, field), field)
+
+
+def assert_same_rollouts(ours: RolloutRecords, theirs: RolloutRecords) -> None:
+    """Every per-rollout record of two runs alike."""
+    for field in ours.__dataclass_fields__:
+        if field != "turn_records":
+            np.testing.assert_array_equal(getattr(ours, field), getattr(theirs, field), field)
+
+
 @pytest.mark.parametrize("transport", [Transport.HTTP, Transport.WS])
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_a_fleet_replication_is_simpys_bit_for_bit(
@@ -98,11 +116,7 @@ def test_a_fleet_replication_is_simpys_bit_for_bit(
         with monkeypatch.context() as patched:
             on_simpy(patched)
             theirs = simulate_fleet(s, transport, 1, trace_rollouts=3)
-    assert_same(replication_fields(ours), replication_fields(theirs))
-    turns, reference = ours.records.turn_records, theirs.records.turn_records
-    assert turns is not None and reference is not None
-    for field in turns.__dataclass_fields__:
-        np.testing.assert_array_equal(getattr(turns, field), getattr(reference, field), field)
+    assert_same_replication(ours, theirs)
 
 
 def test_one_agent_on_the_queue_is_simpys_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,9 +128,7 @@ def test_one_agent_on_the_queue_is_simpys_bit_for_bit(monkeypatch: pytest.Monkey
         with monkeypatch.context() as patched:
             on_simpy(patched)
             theirs = simulate(s, Transport.HTTP, 300, reference=True)
-    for field in ours.__dataclass_fields__:
-        if field != "turn_records":
-            np.testing.assert_array_equal(getattr(ours, field), getattr(theirs, field), field)
+    assert_same_rollouts(ours, theirs)
 
 
 @pytest.mark.parametrize("make", [kernel.Environment, simpy.Environment])
